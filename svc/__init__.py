@@ -1,0 +1,1 @@
+"""svc: a GraphQL engine over Postgres."""

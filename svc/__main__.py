@@ -1,0 +1,5 @@
+import sys
+
+from svc.cli import main
+
+sys.exit(main())

@@ -1,0 +1,104 @@
+"""The legacy `/v1/query` data operations `insert`, `select` and `count`.
+
+Setups written for the reference still use them (conformance corpus). They share the
+planner and renderer with GraphQL; `where` accepts both `_eq` and `$eq` operator spellings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from svc.errors import SvcError
+from svc.execute.db import Connection
+from svc.execute.errors import map_query_error
+from svc.execute.params import resolve
+from svc.ir.model import Ir, Table
+from svc.metadata.args import parse_args
+from svc.metadata.model import qualify
+from svc.plan.nodes import TRUE, ColumnField, Field, RelField, Rows, Select
+from svc.sql.dml import render_insert
+from svc.sql.render import render_root
+
+_decode = msgspec.json.decode
+
+
+class InsertArgs(msgspec.Struct):
+    """`insert`: `{table, objects}`."""
+
+    table: Any
+    objects: list[dict[str, Any]]
+
+
+class SelectArgs(msgspec.Struct):
+    """`select`: `{table, columns}` (a column may be `{name: <rel>, columns: [...]}`)."""
+
+    table: Any
+    columns: list[Any]
+
+
+def tracked(ir: Ir, raw: Any) -> Table:
+    """The tracked table named by `raw`; 400 `not-exists` at `$.args.table` otherwise."""
+    name = qualify(raw, "$.args.table")
+    table = ir.tables.get(name)
+    if table is None:
+        raise SvcError("not-exists", f'table "{name}" does not exist', path="$.args.table")
+    return table
+
+
+async def insert(conn: Connection, ir: Ir, args: Any) -> dict[str, Any]:
+    """Insert `objects`; answers `{"affected_rows": n}`."""
+    a = parse_args(InsertArgs, args)
+    table = tracked(ir, a.table)
+    names: list[str] = []
+    for obj in a.objects:
+        for key in obj:
+            if key not in names:
+                if table.column(key) is None:
+                    raise SvcError(
+                        "not-exists", f'no such column exists : "{key}"', path="$.args.objects"
+                    )
+                names.append(key)
+    columns = tuple((n, table.column_map[n].pg_type) for n in names)
+    if not a.objects:
+        return {"affected_rows": 0}
+    stmt = render_insert(table.name, columns, a.objects)
+    try:
+        status = await conn.execute(stmt.sql, *resolve(stmt.params, {}, {}))
+    except Exception as exc:
+        if hasattr(exc, "sqlstate"):
+            raise map_query_error(exc).at("$.args") from exc  # type: ignore[arg-type]
+        raise
+    return {"affected_rows": int(status.rsplit(" ", 1)[-1])}
+
+
+def _fields(ir: Ir, table: Table, columns: list[Any]) -> tuple[tuple[str, Field], ...]:
+    out: list[tuple[str, Field]] = []
+    for col in columns:
+        if col == "*":
+            out.extend((c.name, ColumnField(c.name)) for c in table.columns)
+        elif isinstance(col, str):
+            if table.column(col) is None:
+                raise SvcError(
+                    "not-exists", f'no such column exists : "{col}"', path="$.args.columns"
+                )
+            out.append((col, ColumnField(col)))
+        elif isinstance(col, dict) and col.get("name") in table.relationship_map:
+            rel = table.relationship_map[col["name"]]
+            target = ir.tables[rel.target]
+            sub = _fields(ir, target, col.get("columns", ["*"]))
+            sel = Select(Rows(target.name, TRUE), sub, single=rel.kind == "object")
+            out.append((rel.name, RelField(rel.mapping, sel)))
+        else:
+            raise SvcError("not-exists", f"no such column exists : {col!r}", path="$.args.columns")
+    return tuple(out)
+
+
+async def select(conn: Connection, ir: Ir, args: Any) -> Any:
+    """Rows of a tracked table as a JSON array."""
+    a = parse_args(SelectArgs, args)
+    table = tracked(ir, a.table)
+    stmt = render_root(Select(Rows(table.name, TRUE), _fields(ir, table, a.columns)))
+    text = await conn.fetchval(stmt.sql, *resolve(stmt.params, {}, {}))
+    return _decode(text)

@@ -1,0 +1,141 @@
+"""The engine: one process's connection to Postgres, its current `State`, and the entry
+points the server calls (`metadata`, `graphql`, `explain`).
+
+Metadata sync between processes (design brief 4): a writer bumps the stored resource
+version and sends `NOTIFY`; every engine listens and reloads when the version moves past
+its own, and polls the version every few seconds in case a notification was missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import msgspec
+
+from svc.api.graphql import GraphQLService, decode_request
+from svc.api.metadata import READ_ONLY, Context, decode_body, run_operation
+from svc.api.state import State
+from svc.config import Config
+from svc.errors import SvcError
+from svc.execute.db import Database
+from svc.execute.params import resolve
+from svc.metadata.model import decode_metadata, encode_metadata
+
+_encode = msgspec.json.encode
+
+
+class Engine:
+    """Create with `await Engine.start(config)`; close with `await engine.close()`."""
+
+    def __init__(self, config: Config, db: Database, state: State) -> None:
+        self.config = config
+        self.db = db
+        self.state = state
+        self.graphql_service = GraphQLService(db, stringify=config.stringify_numeric_types)
+        self._write_lock = asyncio.Lock()
+        self._reload_lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._listener: Any = None
+
+    @classmethod
+    async def start(cls, config: Config) -> Engine:
+        """Connect, create `hdb_catalog` if needed, load metadata, start syncing."""
+        db = await Database.connect(config.database_url, max_size=config.pool_size)
+        await db.init_catalog()
+        engine = cls(config, db, await cls._load(db))
+        engine._listener = await db.listen(engine.on_version)
+        engine._tasks.append(asyncio.get_running_loop().create_task(engine._poll()))
+        return engine
+
+    async def close(self) -> None:
+        """Stop syncing and close connections."""
+        for task in self._tasks:
+            task.cancel()
+        if self._listener is not None:
+            await self._listener.close()
+        await self.db.close()
+
+    @staticmethod
+    async def _load(db: Database) -> State:
+        async with db.transaction() as conn:
+            text, version = await db.read_metadata(conn, lock=False)
+            catalog = await db.introspect(conn)
+        return State.build(version, decode_metadata(text), catalog)
+
+    # -- sync ---------------------------------------------------------------------------
+    async def on_version(self, version: int) -> None:
+        """Reload when another process stored a newer metadata version."""
+        if version > self.state.version:
+            async with self._reload_lock:
+                if version > self.state.version:
+                    self.state = await self._load(self.db)
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.metadata_poll_seconds)
+            with contextlib.suppress(Exception):
+                await self.on_version(await self.db.read_version())
+
+    # -- metadata API -------------------------------------------------------------------
+    async def metadata(self, raw: Any) -> Any:
+        """Run a `/v1/query` body as admin; returns the JSON answer or raises `SvcError`."""
+        body = decode_body(raw)
+        if body.type in READ_ONLY:
+            async with self.db.transaction() as conn:
+                ctx = Context(self.db, conn, self.state.metadata, self.state.catalog, self.state.ir)
+                return await run_operation(ctx, body)
+        async with self._write_lock:
+            async with self.db.transaction() as conn:
+                text, version = await self.db.read_metadata(conn, lock=True)
+                state = self.state
+                if version != state.version:
+                    state = State.build(
+                        version, decode_metadata(text), await self.db.introspect(conn)
+                    )
+                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
+                result = await run_operation(ctx, body)
+                if ctx.metadata_changed or ctx.schema_changed:
+                    version = await self.db.write_metadata(
+                        conn, encode_metadata(ctx.metadata).decode()
+                    )
+            if ctx.metadata_changed or ctx.schema_changed:
+                self.state = State(version, ctx.metadata, ctx.catalog, ctx.ir)
+            elif state is not self.state:
+                self.state = state
+            return result
+
+    # -- GraphQL ------------------------------------------------------------------------
+    async def graphql(self, raw: Any, role: str, session: dict[str, str]) -> bytes:
+        """Answer a GraphQL request body (an object, or a JSON array for a batch)."""
+        state = self.state
+        if isinstance(raw, list):
+            parts = [await self.graphql_service.execute(state, role, session, r) for r in raw]
+            return b"[" + b",".join(parts) + b"]"
+        return await self.graphql_service.execute(state, role, session, raw)
+
+    async def explain(self, raw: Any) -> Any:
+        """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query, `{sql, plan}` for a
+        subscription (spec 4.13). `sql` is the statement execution runs for that field."""
+        if not isinstance(raw, dict) or "query" not in raw:
+            raise SvcError("parse-failed", 'key "query" not found', path="$")
+        query = raw["query"]
+        user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
+        role = user.get("x-svc-role", "admin")
+        state = self.state
+        req = decode_request(query if isinstance(query, dict) else {"query": query})
+        _, compiled, variables = self.graphql_service.compile(state, role, req)
+        from svc.sql.render import render_root
+
+        out: list[dict[str, Any]] = []
+        for root in compiled.plan.roots:
+            if root.select is None or not hasattr(root.select, "rows"):
+                continue
+            stmt = render_root(root.select)  # type: ignore[arg-type]
+            args = resolve(stmt.params, variables, user)
+            plan = await self.db.explain(stmt.sql, args)
+            out.append({"field": root.alias, "sql": stmt.sql, "plan": plan})
+        if compiled.plan.kind == "subscription":
+            return out[0] if out else {"sql": "", "plan": []}
+        return out

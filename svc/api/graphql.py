@@ -1,0 +1,245 @@
+"""The GraphQL request pipeline: parse and validate (cached), plan (cached), execute.
+
+A warm request (same role, query text and operation name, same shape of variables) skips
+parsing, validation, planning and rendering: it resolves parameters and runs one statement
+whose JSON text is written into the response without being decoded (design brief 3).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    SelectionSetNode,
+    execute_sync,
+    parse,
+    validate,
+)
+from graphql.execution.collect_fields import collect_fields
+from graphql.execution.values import get_variable_values
+
+from svc.api.state import State
+from svc.errors import SvcError, validation_failed
+from svc.execute.db import Database
+from svc.execute.params import resolve
+from svc.plan.build import plan_query
+from svc.plan.nodes import QueryPlan
+from svc.sql.render import Statement, render_query
+
+_encode = msgspec.json.encode
+
+
+class GraphQLRequest(msgspec.Struct):
+    """`{query, variables, operationName}` (the GraphQL-over-HTTP body)."""
+
+    query: str
+    variables: dict[str, Any] | None = None
+    operationName: str | None = None
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A parsed and validated document for one role, and its plans by variable shape."""
+
+    document: DocumentNode
+    operation: OperationDefinitionNode
+    fragments: dict[str, FragmentDefinitionNode]
+    structural: frozenset[str] = frozenset()
+    leaf_vars: frozenset[str] = frozenset()
+    compiled: dict[Any, Compiled] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A rendered operation: the statement, its root aliases, and the plan."""
+
+    plan: QueryPlan
+    statement: Statement
+    aliases: tuple[str, ...]
+
+
+def decode_request(raw: Any) -> GraphQLRequest:
+    """Validate one request object; raises `parse-failed` on a wrong shape."""
+    try:
+        return msgspec.convert(raw, GraphQLRequest)
+    except msgspec.ValidationError as exc:
+        raise SvcError("parse-failed", str(exc).split(" - at ")[0], path="$") from None
+
+
+_FIELD_NOT_FOUND = re.compile(r"Cannot query field '([^']+)' on type '([^']+)'")
+
+
+def _validation_error(err: GraphQLError) -> SvcError:
+    """graphql-core's message in the reference's words where they differ."""
+    message = err.message
+    m = _FIELD_NOT_FOUND.match(message)
+    if m:
+        message = f"field \"{m.group(1)}\" not found in type: '{m.group(2)}'"
+    return validation_failed(message, "$")
+
+
+def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Prepared:
+    """Parse, validate and pick the operation; raises `validation-failed`."""
+    try:
+        document = parse(query)
+    except GraphQLError as exc:
+        raise validation_failed(f"not a valid graphql query: {exc.message}", "$.query") from None
+    errors = validate(schema, document)
+    if errors:
+        raise _validation_error(errors[0])
+    ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    if operation_name is not None:
+        chosen = [o for o in ops if o.name is not None and o.name.value == operation_name]
+        if not chosen:
+            raise validation_failed(f'no such operation found in the document: "{operation_name}"')
+    elif len(ops) != 1:
+        raise validation_failed(
+            "exactly one operation has to be present in the document "
+            "when operationName is not specified"
+        )
+    else:
+        chosen = ops
+    op = chosen[0]
+    if op.operation == OperationType.MUTATION:
+        raise validation_failed("no mutations exist", "$")
+    return Prepared(document, op, fragments)
+
+
+def coerce_variables(
+    schema: GraphQLSchema, prepared: Prepared, raw: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Coerce the request's variables to the operation's declared types."""
+    defs = prepared.operation.variable_definitions
+    if not defs:
+        return {}
+    result = get_variable_values(schema, defs, raw or {})
+    if isinstance(result, list):
+        raise validation_failed(result[0].message, "$.variableValues")
+    return result
+
+
+def _shape_key(prepared: Prepared, variables: dict[str, Any]) -> Any:
+    if not prepared.structural and not prepared.leaf_vars:
+        return ()
+    return (
+        tuple((n, _encode(variables.get(n))) for n in sorted(prepared.structural)),
+        tuple((n, variables.get(n) is None) for n in sorted(prepared.leaf_vars)),
+    )
+
+
+class GraphQLService:
+    """Runs GraphQL requests against the current `State`."""
+
+    def __init__(self, db: Database, *, stringify: bool) -> None:
+        self.db = db
+        self.stringify = stringify
+
+    def compile(
+        self, state: State, role: str, req: GraphQLRequest
+    ) -> tuple[Prepared, Compiled, dict[str, Any]]:
+        """Prepared document, compiled statement and coerced variables (all cached)."""
+        schema = state.schema(role)
+        key = (role, req.query, req.operationName)
+        prepared: Prepared | None = state.plans.get(key)
+        if prepared is None:
+            prepared = prepare(schema, req.query, req.operationName)
+            state.remember(key, prepared)
+        variables = coerce_variables(schema, prepared, req.variables)
+        shape = _shape_key(prepared, variables)
+        compiled = prepared.compiled.get(shape)
+        if compiled is None:
+            plan, structural, leaf_vars = plan_query(
+                schema,
+                state.ir.tables,
+                prepared.operation,
+                prepared.fragments,
+                variables,
+                stringify=self.stringify,
+            )
+            statement, aliases = render_query(plan)
+            compiled = Compiled(plan, statement, aliases)
+            prepared.structural = prepared.structural | structural
+            prepared.leaf_vars = prepared.leaf_vars | leaf_vars
+            prepared.compiled[_shape_key(prepared, variables)] = compiled
+        return prepared, compiled, variables
+
+    async def execute(self, state: State, role: str, session: dict[str, str], raw: Any) -> bytes:
+        """The response body (`{"data": …}` or `{"errors": […]}`) for one request object."""
+        try:
+            req = decode_request(raw)
+            prepared, compiled, variables = self.compile(state, role, req)
+            values: dict[str, bytes] = {}
+            if compiled.aliases:
+                args = resolve(compiled.statement.params, variables, session)
+                texts = await self.db.query_json(
+                    compiled.statement.sql, args, len(compiled.aliases)
+                )
+                values = {a: t.encode() for a, t in zip(compiled.aliases, texts, strict=True)}
+            return self._assemble(state, role, prepared, compiled.plan, values, variables)
+        except SvcError as exc:
+            return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+
+    def _assemble(
+        self,
+        state: State,
+        role: str,
+        prepared: Prepared,
+        plan: QueryPlan,
+        values: dict[str, bytes],
+        variables: dict[str, Any],
+    ) -> bytes:
+        introspection: dict[str, Any] = {}
+        if any(r.select is None for r in plan.roots):
+            introspection = self._introspect(state.schema(role), prepared, variables)
+        parts: list[bytes] = []
+        for root in plan.roots:
+            if root.select is None:
+                value = _encode(introspection.get(root.alias))
+            elif root.alias in values:
+                value = values[root.alias]
+            else:
+                value = _encode(getattr(root.select, "name", None))
+            parts.append(_encode(root.alias) + b":" + value)
+        return b'{"data":{' + b",".join(parts) + b"}}"
+
+    @staticmethod
+    def _introspect(
+        schema: GraphQLSchema, prepared: Prepared, variables: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run only the introspection root fields through graphql-core."""
+        op = prepared.operation
+        root = (
+            schema.subscription_type
+            if op.operation == OperationType.SUBSCRIPTION
+            else (schema.query_type)
+        )
+        assert root is not None
+        fields = collect_fields(schema, prepared.fragments, variables, root, op.selection_set)
+        nodes: list[FieldNode] = [
+            n for ns in fields.values() for n in ns if n.name.value.startswith("__")
+        ]
+        only = OperationDefinitionNode(
+            operation=OperationType.QUERY,
+            name=op.name,
+            variable_definitions=op.variable_definitions,
+            directives=(),
+            selection_set=SelectionSetNode(selections=tuple(nodes)),
+        )
+        doc = DocumentNode(definitions=(only, *prepared.fragments.values()))
+        result = execute_sync(schema, doc, variable_values=variables)
+        if result.errors:
+            raise validation_failed(result.errors[0].message)
+        return dict(result.data or {})

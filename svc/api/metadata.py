@@ -1,0 +1,263 @@
+"""The `/v1/query` (and `/v1/metadata`) operations, run inside one transaction.
+
+A request locks the stored metadata row, runs its operation (a `bulk` runs each in order),
+and commits only if all succeed: the new document is written with a bumped resource
+version and a `NOTIFY`, so every process reloads (design brief 4). A write that would make
+metadata inconsistent is refused with the inconsistency's own error; with `cascade` the
+dependants are dropped instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from svc.api import dml
+from svc.catalog.introspect import DbCatalog
+from svc.errors import SvcError
+from svc.execute.db import Connection, Database, PostgresError
+from svc.execute.errors import map_run_sql_error
+from svc.execute.run_sql import run_script
+from svc.ir import Inconsistency, Ir, build_ir
+from svc.metadata import apply
+from svc.metadata.args import (
+    CreateRelationship,
+    DropRelationship,
+    RunSql,
+    SetTableCustomization,
+    TrackTableV1,
+    TrackTableV2,
+    UntrackTable,
+    parse_args,
+)
+from svc.metadata.model import Metadata, metadata_from_obj, metadata_to_obj, qualify
+
+SUCCESS = {"message": "success"}
+
+
+class QueryBody(msgspec.Struct):
+    """`{type, args, version}` of a metadata request."""
+
+    type: str
+    args: Any = msgspec.field(default_factory=dict)
+    version: int = 1
+    source: str | None = None
+
+
+@dataclass
+class Context:
+    """What one metadata request works on; replaced fields are committed at the end."""
+
+    db: Database
+    conn: Connection
+    metadata: Metadata
+    catalog: DbCatalog
+    ir: Ir
+    metadata_changed: bool = False
+    schema_changed: bool = False
+
+    def commit(self, md: Metadata, *, on_new: str = "error") -> None:
+        """Adopt `md` if it adds no inconsistency.
+
+        `on_new`: `error` raises the first new inconsistency's own error; `dependency` raises
+        400 `dependency-error` listing them; `cascade` drops them from the document.
+        """
+        old = {i.key for i in self.ir.inconsistencies}
+        ir = build_ir(md, self.catalog)
+        new = [i for i in ir.inconsistencies if i.key not in old]
+        if new and on_new == "cascade":
+            md = apply.clone(md)
+            for issue in new:
+                drop_object(md, issue)
+            ir = build_ir(md, self.catalog)
+        elif new and on_new == "dependency":
+            names = ", ".join(i.describe() for i in new)
+            raise SvcError(
+                "dependency-error",
+                f"cannot drop due to the following dependent objects : {names}",
+                path="$.args",
+            )
+        elif new:
+            first = new[0]
+            internal = [{**first.to_json(), "name": first.name}]
+            raise SvcError(first.code, first.reason, path="$.args", internal=internal)
+        self.metadata, self.ir, self.metadata_changed = md, ir, True
+
+
+def drop_object(md: Metadata, issue: Inconsistency) -> None:
+    """Remove the metadata object an inconsistency is about (in place, on a clone)."""
+    if issue.table is None:
+        return
+    if issue.relationship is not None:
+        entry = md.table(issue.table)
+        if entry is not None:
+            apply.remove_relationship(entry, issue.relationship)
+    else:
+        md.tables = [t for t in md.tables if t.table != issue.table]
+
+
+Handler = Callable[[Context, QueryBody], Awaitable[Any]]
+
+
+async def track_table(ctx: Context, body: QueryBody) -> Any:
+    if body.version >= 2 or (isinstance(body.args, dict) and "table" in body.args):
+        v2 = parse_args(TrackTableV2, body.args)
+        table, config, is_enum = qualify(v2.table, "$.args.table"), v2.configuration, v2.is_enum
+    else:
+        raw = {"name": body.args} if isinstance(body.args, str) else body.args
+        v1 = parse_args(TrackTableV1, raw)
+        table, config, is_enum = qualify({"schema": v1.schema, "name": v1.name}), None, v1.is_enum
+    ctx.commit(apply.track_table(ctx.metadata, table, config, is_enum))
+    return SUCCESS
+
+
+async def untrack_table(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(UntrackTable, body.args)
+    md = apply.untrack_table(ctx.metadata, args)
+    ctx.commit(md, on_new="cascade" if args.cascade else "dependency")
+    return SUCCESS
+
+
+async def create_object_relationship(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(CreateRelationship, body.args)
+    ctx.commit(apply.create_relationship(ctx.metadata, args, "object"))
+    return SUCCESS
+
+
+async def create_array_relationship(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(CreateRelationship, body.args)
+    fk = args.using.foreign_key_constraint_on
+    if fk is not msgspec.UNSET and not isinstance(fk, dict):
+        raise SvcError(
+            "parse-failed",
+            "Expecting object { table, columns }.",
+            path="$.args.using.foreign_key_constraint_on",
+        )
+    ctx.commit(apply.create_relationship(ctx.metadata, args, "array"))
+    return SUCCESS
+
+
+async def drop_relationship(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(DropRelationship, body.args)
+    ctx.commit(apply.drop_relationship(ctx.metadata, args), on_new="cascade")
+    return SUCCESS
+
+
+async def set_table_customization(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(SetTableCustomization, body.args)
+    ctx.commit(apply.set_table_customization(ctx.metadata, args))
+    return SUCCESS
+
+
+async def run_sql(ctx: Context, body: QueryBody) -> Any:
+    """Run SQL, then follow the database: dropped tables leave metadata; other new
+    inconsistencies are a `dependency-error` unless `cascade` (spec 4.2)."""
+    args = parse_args(RunSql, body.args)
+    if args.read_only:
+        try:
+            async with ctx.db.transaction(read_only=True) as conn:
+                return await run_script(conn, args.sql)
+        except PostgresError as exc:
+            raise map_run_sql_error(exc, args.sql) from exc
+    try:
+        async with ctx.conn.transaction():  # a savepoint: a failure leaves the request's tx usable
+            result = await run_script(ctx.conn, args.sql)
+    except PostgresError as exc:
+        raise map_run_sql_error(exc, args.sql) from exc
+    catalog = await ctx.db.introspect(ctx.conn)
+    ctx.schema_changed = True
+    if catalog == ctx.catalog:
+        return result
+    ctx.catalog = catalog
+    index = catalog.table_index()
+    md = apply.clone(ctx.metadata)
+    md.tables = [t for t in md.tables if (t.table.schema, t.table.name) in index]
+    if args.check_metadata_consistency is False:
+        ctx.metadata, ctx.ir, ctx.metadata_changed = md, build_ir(md, catalog), True
+    else:
+        ctx.commit(md, on_new="cascade" if args.cascade else "dependency")
+    return result
+
+
+async def export_metadata(ctx: Context, body: QueryBody) -> Any:
+    out = metadata_to_obj(ctx.metadata)
+    out.setdefault("tables", [])
+    return out
+
+
+async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
+    md = metadata_from_obj(body.args)
+    ctx.commit(md)
+    return SUCCESS
+
+
+async def clear_metadata(ctx: Context, body: QueryBody) -> Any:
+    ctx.commit(Metadata())
+    return SUCCESS
+
+
+async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
+    ctx.catalog = await ctx.db.introspect(ctx.conn)
+    ctx.ir = build_ir(ctx.metadata, ctx.catalog)
+    ctx.schema_changed = True
+    return {**SUCCESS, "is_consistent": not ctx.ir.inconsistencies}
+
+
+async def get_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
+    issues = [i.to_json() for i in ctx.ir.inconsistencies]
+    return {"is_consistent": not issues, "inconsistent_objects": issues}
+
+
+async def legacy_insert(ctx: Context, body: QueryBody) -> Any:
+    return await dml.insert(ctx.conn, ctx.ir, body.args)
+
+
+async def legacy_select(ctx: Context, body: QueryBody) -> Any:
+    return await dml.select(ctx.conn, ctx.ir, body.args)
+
+
+OPERATIONS: dict[str, Handler] = {
+    "run_sql": run_sql,
+    "track_table": track_table,
+    "untrack_table": untrack_table,
+    "set_table_customization": set_table_customization,
+    "create_object_relationship": create_object_relationship,
+    "create_array_relationship": create_array_relationship,
+    "drop_relationship": drop_relationship,
+    "export_metadata": export_metadata,
+    "replace_metadata": replace_metadata,
+    "clear_metadata": clear_metadata,
+    "reload_metadata": reload_metadata,
+    "get_inconsistent_metadata": get_inconsistent_metadata,
+    "insert": legacy_insert,
+    "select": legacy_select,
+}
+# Operations that never write: they run without taking the metadata row lock.
+READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})
+
+
+def decode_body(raw: Any, path: str = "$") -> QueryBody:
+    """Validate `{type, args, version}`; raises `parse-failed`."""
+    try:
+        return msgspec.convert(raw, QueryBody)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `")
+        raise SvcError("parse-failed", message, path=path + where.rstrip("`")[1:]) from None
+
+
+async def run_operation(ctx: Context, body: QueryBody, path: str = "$") -> Any:
+    """Run one operation (or a `bulk` of them, in order); errors carry their JSON path."""
+    if body.type == "bulk":
+        if not isinstance(body.args, list):
+            raise SvcError("parse-failed", "expected an array of queries", path="$.args")
+        results = []
+        for i, item in enumerate(body.args):
+            results.append(await run_operation(ctx, decode_body(item, f"$.args[{i}]")))
+        return results
+    handler = OPERATIONS.get(body.type)
+    if handler is None:
+        raise SvcError("parse-failed", f'unknown operation type "{body.type}"', path="$.type")
+    return await handler(ctx, body)

@@ -1,0 +1,52 @@
+"""The `hdb_catalog` schema: version row and the metadata document.
+
+Shapes follow the reference (`hdb_catalog.hdb_metadata(id, metadata json,
+resource_version)`), so tools that read it work unchanged. Creation is idempotent.
+"""
+
+from __future__ import annotations
+
+CATALOG_VERSION = "48"
+NOTIFY_CHANNEL = "svc_metadata"
+
+INIT_SQL = f"""
+CREATE SCHEMA IF NOT EXISTS hdb_catalog;
+CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_version (
+  hasura_uuid uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  version text NOT NULL,
+  upgraded_on timestamptz NOT NULL,
+  cli_state jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+  console_state jsonb NOT NULL DEFAULT '{{}}'::jsonb
+);
+CREATE UNIQUE INDEX IF NOT EXISTS hdb_version_one_row
+  ON hdb_catalog.hdb_version((version IS NOT NULL));
+INSERT INTO hdb_catalog.hdb_version (version, upgraded_on)
+  VALUES ('{CATALOG_VERSION}', now()) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_metadata (
+  id integer PRIMARY KEY,
+  metadata json NOT NULL,
+  resource_version integer NOT NULL DEFAULT 1 UNIQUE
+);
+INSERT INTO hdb_catalog.hdb_metadata (id, metadata, resource_version)
+  VALUES (1, '{{"version": 2, "tables": []}}', 1) ON CONFLICT DO NOTHING;
+"""
+
+# Serialises catalog creation across processes starting at once.
+INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424242)"
+
+READ_METADATA_SQL = (
+    "SELECT metadata::text, resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1"
+)
+LOCK_METADATA_SQL = (
+    "SELECT metadata::text, resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1 FOR UPDATE"
+)
+READ_VERSION_SQL = "SELECT resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1"
+WRITE_METADATA_SQL = (
+    "UPDATE hdb_catalog.hdb_metadata SET metadata = $1::text::json, "
+    "resource_version = resource_version + 1 WHERE id = 1 RETURNING resource_version"
+)
+BUMP_VERSION_SQL = (
+    "UPDATE hdb_catalog.hdb_metadata SET resource_version = resource_version + 1 "
+    "WHERE id = 1 RETURNING resource_version"
+)
+NOTIFY_SQL = "SELECT pg_notify($1, $2)"

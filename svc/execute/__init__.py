@@ -1,0 +1,1 @@
+"""Query execution: running compiled SQL against Postgres."""

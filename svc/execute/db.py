@@ -1,0 +1,140 @@
+"""The connection pool and the few ways svc talks to Postgres.
+
+Only this package imports asyncpg (design brief 2). Connections run in UTC so timestamps
+render the same whatever the server's default zone (the reference's answers assume it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import asyncpg
+
+from svc.catalog.introspect import INTROSPECTION_SQL, DbCatalog, decode_catalog
+from svc.catalog.storage import (
+    INIT_LOCK_SQL,
+    INIT_SQL,
+    LOCK_METADATA_SQL,
+    NOTIFY_CHANNEL,
+    NOTIFY_SQL,
+    READ_METADATA_SQL,
+    READ_VERSION_SQL,
+    WRITE_METADATA_SQL,
+)
+from svc.errors import SvcError
+from svc.execute.errors import map_query_error
+
+Connection = asyncpg.Connection
+PostgresError = asyncpg.PostgresError
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    # json/jsonb arrive as text: svc never decodes result rows (design brief 3).
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            name, encoder=lambda v: v, decoder=lambda v: v, schema="pg_catalog", format="text"
+        )
+
+
+class Database:
+    """A pool plus catalog helpers. Create with `await Database.connect(url)`."""
+
+    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
+        self.pool = pool
+        self.url = url
+
+    @classmethod
+    async def connect(cls, url: str, *, min_size: int = 2, max_size: int = 10) -> Database:
+        """Open a pool to `url`; raises `SvcError` `postgres-error` 500 when unreachable."""
+        try:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                init=_init_connection,
+                server_settings={"timezone": "UTC", "application_name": "svc"},
+                statement_cache_size=1024,
+            )
+        except (OSError, asyncpg.PostgresError) as exc:
+            raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
+        assert pool is not None
+        return cls(pool, url)
+
+    async def close(self) -> None:
+        """Close every connection."""
+        await self.pool.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self, *, read_only: bool = False) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection inside one transaction (committed on normal exit)."""
+        async with self.pool.acquire() as conn, conn.transaction(readonly=read_only):
+            yield conn
+
+    async def init_catalog(self) -> None:
+        """Create `hdb_catalog` if missing (idempotent, safe under concurrent starts)."""
+        async with self.transaction() as conn:
+            await conn.execute(INIT_LOCK_SQL)
+            await conn.execute(INIT_SQL)
+
+    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[str, ...]:
+        """Run a compiled query returning one row of `columns` JSON texts.
+
+        Raises the mapped `SvcError` for a Postgres error (`svc.execute.errors`).
+        """
+        try:
+            async with self.pool.acquire() as conn:
+                row = await conn.fetchrow(sql, *args)
+        except asyncpg.PostgresError as exc:
+            raise map_query_error(exc) from exc
+        assert row is not None
+        return tuple(row[i] if row[i] is not None else "null" for i in range(columns))
+
+    async def explain(self, sql: str, args: list[Any]) -> list[str]:
+        """`EXPLAIN` lines of a compiled statement with its arguments."""
+        try:
+            async with self.pool.acquire() as conn:
+                rows = await conn.fetch("EXPLAIN " + sql, *args)
+        except asyncpg.PostgresError as exc:
+            raise map_query_error(exc) from exc
+        return [r[0] for r in rows]
+
+    # -- catalog ------------------------------------------------------------------------
+    @staticmethod
+    async def introspect(conn: asyncpg.Connection) -> DbCatalog:
+        """The catalog as seen by `conn` (inside its transaction, if any)."""
+        text = await conn.fetchval(INTROSPECTION_SQL)
+        return decode_catalog(text)
+
+    @staticmethod
+    async def read_metadata(conn: asyncpg.Connection, *, lock: bool) -> tuple[str, int]:
+        """`(metadata JSON text, resource_version)`; `lock` takes the row lock for a write."""
+        row = await conn.fetchrow(LOCK_METADATA_SQL if lock else READ_METADATA_SQL)
+        assert row is not None
+        return row[0], row[1]
+
+    @staticmethod
+    async def write_metadata(conn: asyncpg.Connection, text: str) -> int:
+        """Store a new metadata document; returns the bumped resource version."""
+        version: int = await conn.fetchval(WRITE_METADATA_SQL, text)
+        await conn.execute(NOTIFY_SQL, NOTIFY_CHANNEL, str(version))
+        return version
+
+    async def read_version(self) -> int:
+        """The stored resource version (the poll fallback of metadata sync)."""
+        async with self.pool.acquire() as conn:
+            version: int = await conn.fetchval(READ_VERSION_SQL)
+        return version
+
+    async def listen(self, on_version: Callable[[int], Awaitable[None]]) -> asyncpg.Connection:
+        """A dedicated connection that calls `on_version` on each metadata `NOTIFY`."""
+        conn = await asyncpg.connect(self.url)
+
+        def handler(_c: Any, _pid: int, _channel: str, payload: str) -> None:
+            with contextlib.suppress(ValueError):
+                asyncio.get_running_loop().create_task(on_version(int(payload)))
+
+        await conn.add_listener(NOTIFY_CHANNEL, handler)
+        return conn

@@ -1,0 +1,794 @@
+"""A private, throwaway Postgres cluster managed from Python.
+
+``svc serve`` without a database URL, and the test suite, start a Postgres server
+of their own with :class:`EmbeddedPostgres`.  The server binaries (``initdb``,
+``pg_ctl``, ``postgres``) come from the machine (see :func:`find_postgres_bindir`);
+nothing here downloads anything.  Only the standard library is used.
+
+Running as root
+---------------
+Postgres refuses to run as root.  When ``os.geteuid() == 0`` every Postgres binary
+is run as an unprivileged account instead: the ``postgres`` system user when it
+exists, otherwise a system user ``svcpg`` that is created on first use
+(``useradd --system --no-create-home``).  The switch is done with
+``setpriv --reuid --regid --init-groups`` or, failing that, ``runuser -u``.
+
+The data directory (and a private socket directory) are ``chown -R``-ed to that
+account.  The account must also be able to *traverse* every parent of the data
+directory.  If it cannot (typically the requested directory lives under ``/root``,
+which is mode 0700, or under pytest's ``/tmp/pytest-of-root``, also 0700), the
+cluster is placed in ``/var/tmp/svc-pg-<hash>`` instead (``<hash>`` = first 16 hex
+digits of the SHA-256 of the requested absolute path; ``/var/tmp`` is chosen over
+``/tmp`` because it normally survives reboots) and the requested path becomes a
+symlink to it, so the data is still found through the requested path on later
+starts.  Permissions of the user's own directories are never changed.
+Use :meth:`EmbeddedPostgres.destroy` to delete a throwaway cluster including a
+relocated directory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import importlib
+import os
+import pwd
+import re
+import shlex
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+__all__ = ["EmbeddedPostgres", "default_data_dir", "find_postgres_bindir"]
+
+_SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
+_SUPERUSER = "postgres"
+_FALLBACK_ACCOUNT = "svcpg"
+_START_TIMEOUT_S = 60
+_INITDB_TIMEOUT_S = 120
+_PORT_ATTEMPTS = 5
+_SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+#: Server settings for a throwaway cluster (durability traded for speed).
+_TUNING: dict[str, str] = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "200",
+    "shared_buffers": "128MB",
+}
+
+_INSTALL_HINT = (
+    "Postgres server binaries (initdb, pg_ctl, postgres) were not found on PATH, via "
+    "`pg_config --bindir`, or under /usr/lib/postgresql/*/bin, and the `pgserver` "
+    "Python package is not installed. Install Postgres (Debian/Ubuntu: "
+    "`apt-get install postgresql`; Fedora: `dnf install postgresql-server`; macOS: "
+    "`brew install postgresql`), or `pip install pgserver`, or pass a database URL."
+)
+
+
+def default_data_dir() -> Path:
+    """Return the default cluster location, ``<cwd>/.svc/pgdata``.
+
+    The path is not created here; :meth:`EmbeddedPostgres.start` creates it.
+    """
+    return Path.cwd() / ".svc" / "pgdata"
+
+
+# --------------------------------------------------------------------------- binaries
+
+
+def _has_server_binaries(bindir: Path) -> bool:
+    return all(os.access(bindir / name, os.X_OK) for name in _SERVER_BINARIES)
+
+
+def _version_key(path: Path) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", path.parent.name)
+    return tuple(int(p) for p in parts)
+
+
+def _pgserver_bindir() -> Path | None:
+    try:
+        package = importlib.import_module("pgserver")
+    except ImportError:
+        return None
+    for module_name in ("pgserver._commands", "pgserver.postgres_server"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        value = getattr(module, "POSTGRES_BIN_PATH", None)
+        if value is not None:
+            return Path(str(value))
+    spec_file = getattr(package, "__file__", None)
+    if spec_file:
+        return Path(spec_file).parent / "pginstall" / "bin"
+    return None
+
+
+def _bindir_candidates() -> list[Path]:
+    """System candidates in priority order (may contain duplicates or junk)."""
+    candidates: list[Path] = []
+    # 1. PATH.  /usr/local/bin/initdb is often a symlink into the real bindir, so
+    #    try the resolved directory first: it holds all three binaries together.
+    for name in _SERVER_BINARIES:
+        found = shutil.which(name)
+        if found:
+            candidates.append(Path(os.path.realpath(found)).parent)
+            candidates.append(Path(found).parent)
+    # 2. pg_config --bindir (Debian's libpq-dev points it into /usr/lib/postgresql).
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            out = subprocess.run(
+                [pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+            if out:
+                candidates.append(Path(out))
+    # 3. Debian/Ubuntu layout, highest major version first.
+    candidates.extend(
+        sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key, reverse=True)
+    )
+    return candidates
+
+
+def _server_major(bindir: Path) -> str | None:
+    """Major version of ``bindir/postgres`` ("15", "9.6"), or None if unknown."""
+    try:
+        out = subprocess.run(
+            [str(bindir / "postgres"), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"(\d+)(?:\.(\d+))?", out)
+    if match is None:
+        return None
+    major, minor = match.group(1), match.group(2)
+    return f"{major}.{minor}" if int(major) < 10 and minor is not None else major
+
+
+def find_postgres_bindir(prefer_major: str | None = None) -> Path:
+    """Locate a directory holding the ``initdb``, ``pg_ctl`` and ``postgres`` binaries.
+
+    Search order: PATH, then ``pg_config --bindir``, then the highest-version
+    ``/usr/lib/postgresql/*/bin``; only when none of those has all three binaries,
+    the bundled binaries of the ``pgserver`` wheel (if importable).
+
+    Args:
+        prefer_major: a major version such as ``"15"``; when given, the first
+            candidate of exactly that version wins over earlier ones (used to reopen
+            an existing cluster with matching binaries).
+
+    Returns:
+        The binary directory (absolute path).
+
+    Raises:
+        RuntimeError: no usable Postgres installation was found; the message says
+            how to install one.
+    """
+    seen: set[Path] = set()
+    usable: list[Path] = []
+    for cand in _bindir_candidates():
+        cand = cand.absolute()
+        if cand in seen:
+            continue
+        seen.add(cand)
+        if _has_server_binaries(cand):
+            usable.append(cand)
+    if not usable:
+        fallback = _pgserver_bindir()
+        if fallback is not None and _has_server_binaries(fallback):
+            usable.append(fallback.absolute())
+    if not usable:
+        raise RuntimeError(_INSTALL_HINT)
+    if prefer_major is not None:
+        for cand in usable:
+            if _server_major(cand) == prefer_major:
+                return cand
+    return usable[0]
+
+
+# ---------------------------------------------------------------- root / accounts
+
+
+class _Account:
+    """The OS account that runs the Postgres binaries (plus how to become it)."""
+
+    def __init__(self, name: str, uid: int, gid: int, prefix: Sequence[str]) -> None:
+        self.name = name
+        self.uid = uid
+        self.gid = gid
+        self.prefix = list(prefix)
+        self.gids = set(os.getgrouplist(name, gid)) if prefix else set(os.getgroups()) | {gid}
+
+    def can_traverse(self, path: Path) -> bool:
+        """True if this account may search ``path`` and every one of its parents."""
+        for p in (path, *path.parents):
+            try:
+                st = os.stat(p)
+            except OSError:
+                return False
+            if not _may(st, self.uid, self.gids, stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH):
+                return False
+        return True
+
+
+def _may(st: os.stat_result, uid: int, gids: set[int], u: int, g: int, o: int) -> bool:
+    if uid == 0:
+        return True
+    if st.st_uid == uid:
+        return bool(st.st_mode & u)
+    if st.st_gid in gids:
+        return bool(st.st_mode & g)
+    return bool(st.st_mode & o)
+
+
+def _which_system(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    return shutil.which(name, path=os.pathsep.join(_SYSTEM_DIRS))
+
+
+def _ensure_system_account() -> pwd.struct_passwd:
+    for name in (_SUPERUSER, _FALLBACK_ACCOUNT):
+        with contextlib.suppress(KeyError):
+            return pwd.getpwnam(name)
+    useradd = _which_system("useradd")
+    if useradd is None:
+        raise RuntimeError(
+            "running as root: Postgres needs an unprivileged account, but neither a "
+            f"'{_SUPERUSER}' nor a '{_FALLBACK_ACCOUNT}' user exists and `useradd` is "
+            f"not available to create '{_FALLBACK_ACCOUNT}'"
+        )
+    nologin = _which_system("nologin") or "/bin/false"
+    proc = subprocess.run(
+        [
+            useradd,
+            "--system",
+            "--no-create-home",
+            "--home-dir",
+            "/nonexistent",
+            "--shell",
+            nologin,
+            _FALLBACK_ACCOUNT,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        return pwd.getpwnam(_FALLBACK_ACCOUNT)
+    except KeyError:
+        raise RuntimeError(
+            f"could not create system user '{_FALLBACK_ACCOUNT}' for Postgres: "
+            f"{proc.stderr.strip() or proc.stdout.strip()}"
+        ) from None
+
+
+def _current_account() -> _Account:
+    """The account to run Postgres as: ourselves, or a system user when root."""
+    if os.geteuid() != 0:
+        try:
+            name = pwd.getpwuid(os.geteuid()).pw_name
+        except KeyError:
+            name = str(os.geteuid())
+        return _Account(name, os.geteuid(), os.getegid(), [])
+    entry = _ensure_system_account()
+    setpriv = _which_system("setpriv")
+    runuser = _which_system("runuser")
+    if setpriv is not None:
+        prefix = [
+            setpriv,
+            f"--reuid={entry.pw_uid}",
+            f"--regid={entry.pw_gid}",
+            "--init-groups",
+            "--",
+        ]
+    elif runuser is not None:
+        prefix = [runuser, "-u", entry.pw_name, "--"]
+    else:
+        raise RuntimeError(
+            "running as root: Postgres must run as an unprivileged user, but neither "
+            "`setpriv` nor `runuser` (util-linux) is available; install util-linux or "
+            "run svc as a non-root user"
+        )
+    return _Account(entry.pw_name, entry.pw_uid, entry.pw_gid, prefix)
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    """``chown -R uid:gid root`` without following symlinks."""
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+
+# ------------------------------------------------------------------ misc helpers
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _pid_alive(pid: int) -> bool:
+    """True if a process ``pid`` exists and is not a zombie.
+
+    A zombie counts as dead: a postmaster started by ``pg_ctl`` is reparented to
+    PID 1, and a PID 1 that reaps lazily (containers, micro-VM init) leaves it as a
+    zombie for a while after it exits, which ``kill(pid, 0)`` (and therefore
+    ``pg_ctl status``) still reports as running.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        proc_stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    state = proc_stat.rpartition(")")[2].split()[:1]
+    return state not in (["Z"], ["X"])
+
+
+def _wait_tcp(port: int, timeout: float) -> bool:
+    """Poll until 127.0.0.1:``port`` accepts a TCP connection; ``timeout`` in seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+
+
+def _pid_is_postgres(pid: int) -> bool:
+    """Best effort: False only if /proc says ``pid`` is some other program."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return True
+    return comm.startswith(("postgres", "postmaster"))
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# ------------------------------------------------------------------------ the class
+
+
+class EmbeddedPostgres:
+    """A Postgres server owned by this process, listening on 127.0.0.1 only.
+
+    The cluster lives in ``data_dir``; it is created with ``initdb`` on the first
+    :meth:`start` (superuser ``postgres``, ``trust`` auth, UTF8, locale
+    ``C.UTF-8`` or else ``C``) and reused on later starts.  Settings tuned for a
+    disposable cluster (``fsync=off``, ``synchronous_commit=off``,
+    ``full_page_writes=off``, ``max_connections=200``, ``shared_buffers=128MB``)
+    are passed on the server command line.  The Unix socket lives in a private
+    0700 temp directory that is removed on :meth:`stop`; clients use TCP.
+
+    Use as a context manager (``with EmbeddedPostgres(d) as pg: pg.url``) or call
+    :meth:`start`/:meth:`stop`.  A started server is also stopped at interpreter
+    exit (``atexit``), but not when the process is killed by a signal: then the
+    server keeps running and the next :meth:`start` on the same directory adopts
+    it.  See the module docstring for how root is handled.
+
+    Args:
+        data_dir: cluster directory; created (with parents) if missing.
+        port: TCP port on 127.0.0.1; ``None`` picks a free one at each start.
+        log: receives one-line progress messages (e.g. ``print``); default silent.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        *,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self._requested_dir = Path(data_dir).absolute()
+        self._requested_port = port
+        self._log: Callable[[str], None] = log if log is not None else (lambda _msg: None)
+        self._port: int | None = None
+        self._real_dir: Path | None = None
+        self._socket_dir: Path | None = None
+        self._bindir: Path | None = None
+        self._account: _Account | None = None
+        self._running = False
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory as requested (absolute; may be a symlink when root)."""
+        return self._requested_dir
+
+    @property
+    def real_data_dir(self) -> Path:
+        """Where the cluster files actually are (differs from :attr:`data_dir` after a
+        root relocation, see the module docstring).  Resolved without side effects."""
+        if self._real_dir is not None:
+            return self._real_dir
+        return Path(os.path.realpath(self._requested_dir))
+
+    @property
+    def port(self) -> int:
+        """TCP port of the running server.
+
+        Raises:
+            RuntimeError: the server is not running.
+        """
+        if not self._running or self._port is None:
+            raise RuntimeError("EmbeddedPostgres is not running; call start() first")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``postgresql://postgres@127.0.0.1:<port>/postgres`` for the running server.
+
+        Raises:
+            RuntimeError: the server is not running.
+        """
+        return f"postgresql://{_SUPERUSER}@127.0.0.1:{self.port}/postgres"
+
+    @property
+    def running(self) -> bool:
+        """Whether :meth:`start` succeeded and :meth:`stop` has not been called since."""
+        return self._running
+
+    # ------------------------------------------------------------- context manager
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> str:
+        """Start the server (running ``initdb`` first if the cluster is new).
+
+        Blocks until the server accepts connections (``pg_ctl -w``, at most 60 s).
+        Calling it again while running just returns the URL.  If a server started
+        earlier on this data directory is still running (e.g. after a crash of the
+        owning process) it is adopted instead of started; a ``postmaster.pid`` left
+        by a dead server is removed.
+
+        Returns:
+            The connection URL, ``postgresql://postgres@127.0.0.1:<port>/postgres``.
+
+        Raises:
+            RuntimeError: no Postgres binaries; cannot run as an unprivileged user
+                when root; the directory is not empty and not a cluster; the cluster
+                was made by another major version; ``initdb`` failed; the server did
+                not come up within 60 s (the message carries the server log tail);
+                an adopted server listens on a different port than requested.
+        """
+        if self._running:
+            return self.url
+        account = _current_account()
+        self._account = account
+        real = self._prepare_data_dir(account)
+        self._real_dir = real
+        version_file = real / "PG_VERSION"
+        existing_major = version_file.read_text().strip() if version_file.exists() else None
+        bindir = find_postgres_bindir(prefer_major=existing_major)
+        self._bindir = bindir
+        if account.prefix and not account.can_traverse(bindir / "postgres"):
+            raise RuntimeError(
+                f"Postgres binaries in {bindir} are not executable by user "
+                f"'{account.name}' (the unprivileged user Postgres runs as under root)"
+            )
+        if existing_major is None:
+            self._initdb()
+        else:
+            binary_major = _server_major(bindir)
+            if binary_major is not None and binary_major != existing_major:
+                raise RuntimeError(
+                    f"the cluster in {real} was created by Postgres {existing_major} but "
+                    f"the binaries in {bindir} are Postgres {binary_major}; install "
+                    f"Postgres {existing_major} or delete {self._requested_dir}"
+                )
+        adopted = self._check_pid_file()
+        if adopted is not None:
+            self._port = adopted
+            self._running = True
+            self._log(f"postgres: reusing the server already running on {real}")
+        else:
+            self._start_server()
+        atexit.register(self.stop)
+        return self.url
+
+    def stop(self) -> None:
+        """Stop the server (``pg_ctl stop -m fast``, waiting up to 60 s).
+
+        Idempotent: does nothing when not running.
+
+        Raises:
+            RuntimeError: ``pg_ctl stop`` failed and the server is still running.
+        """
+        if not self._running:
+            return
+        atexit.unregister(self.stop)
+        try:
+            proc = self._pg_ctl(
+                ["stop", "-m", "fast", "-w", "-t", str(_START_TIMEOUT_S)],
+                timeout=_START_TIMEOUT_S + 30,
+            )
+            if proc.returncode != 0 and self._server_running():
+                raise RuntimeError(
+                    f"pg_ctl stop failed for {self.real_data_dir}: "
+                    f"{_tail(proc.stdout + proc.stderr)}"
+                )
+            self._log("postgres: stopped")
+        finally:
+            self._running = False
+            if self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+                self._socket_dir = None
+
+    def destroy(self) -> None:
+        """Stop the server and delete the cluster: the data directory, and when it
+        was relocated (root) both the symlink and the real directory.
+
+        Meant for throwaway clusters (tests).  Idempotent.
+
+        Raises:
+            RuntimeError: see :meth:`stop`.
+        """
+        self.stop()
+        real = self.real_data_dir
+        if self._requested_dir.is_symlink():
+            self._requested_dir.unlink()
+        shutil.rmtree(real, ignore_errors=True)
+        shutil.rmtree(self._requested_dir, ignore_errors=True)
+        self._real_dir = None
+
+    # ------------------------------------------------------------------- internals
+
+    def _run(
+        self, args: Sequence[str], *, timeout: float, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a Postgres binary from the bindir as the Postgres account."""
+        assert self._account is not None and self._bindir is not None
+        cmd = [*self._account.prefix, str(self._bindir / args[0]), *args[1:]]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        try:
+            return subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                cwd=str(cwd or self.real_data_dir),
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise RuntimeError(f"{args[0]} timed out after {timeout:.0f} s: {cmd}") from exc
+
+    def _pg_ctl(self, args: Sequence[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+        return self._run(["pg_ctl", "-D", str(self.real_data_dir), *args], timeout=timeout)
+
+    def _server_running(self) -> bool:
+        return self._pg_ctl(["status"], timeout=30).returncode == 0
+
+    def _prepare_data_dir(self, account: _Account) -> Path:
+        """Create the data directory, relocating it when root cannot use it; return
+        the real (resolved) directory, owned by ``account`` with mode 0700."""
+        requested = self._requested_dir
+        requested.parent.mkdir(parents=True, exist_ok=True)
+        real = Path(os.path.realpath(requested))
+        if account.prefix and not account.can_traverse(real.parent):
+            real = self._relocate(account)
+        if not real.exists():
+            real.parent.mkdir(parents=True, exist_ok=True)
+            real.mkdir(mode=0o700)
+        if not real.is_dir():
+            raise RuntimeError(f"{real} exists and is not a directory")
+        st = os.stat(real)
+        if account.prefix and (st.st_uid != account.uid or st.st_gid != account.gid):
+            _chown_tree(real, account.uid, account.gid)
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(real, 0o700)
+        return real
+
+    def _relocate(self, account: _Account) -> Path:
+        """Root only: the requested directory is unreachable for ``account``; put the
+        cluster in ``/var/tmp/svc-pg-<hash>`` and symlink the requested path to it."""
+        requested = self._requested_dir
+        digest = hashlib.sha256(str(requested).encode()).hexdigest()[:16]
+        base = Path("/var/tmp") if os.path.isdir("/var/tmp") else Path(tempfile.gettempdir())
+        target = base / f"svc-pg-{digest}"
+        if requested.is_symlink():
+            if Path(os.path.realpath(requested)) != target:
+                raise RuntimeError(
+                    f"{requested} is a symlink to {os.path.realpath(requested)}, which the "
+                    f"Postgres user '{account.name}' cannot reach; point it elsewhere"
+                )
+        elif requested.exists():
+            if requested.is_dir() and not any(requested.iterdir()):
+                requested.rmdir()
+            else:
+                raise RuntimeError(
+                    f"{requested} is not reachable by the Postgres user '{account.name}' "
+                    f"(a parent directory is not traversable) and is not empty; move the "
+                    f"cluster to a world-traversable location or pass another data dir"
+                )
+        # /var/tmp is world-writable: create the target ourselves, or accept an
+        # existing one only if it is a real directory owned by us or the account.
+        try:
+            os.mkdir(target, 0o700)
+        except FileExistsError:
+            st = os.lstat(target)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, account.uid):
+                raise RuntimeError(
+                    f"refusing to use {target}: not a directory owned by root or '{account.name}'"
+                ) from None
+        if not requested.is_symlink():
+            requested.symlink_to(target, target_is_directory=True)
+        self._log(
+            f"postgres: a parent of {requested} is not traversable by user '{account.name}'; "
+            f"cluster placed in {target} ({requested} links to it)"
+        )
+        return target
+
+    def _initdb(self) -> None:
+        real = self.real_data_dir
+        if any(real.iterdir()):
+            raise RuntimeError(
+                f"{real} is neither empty nor a Postgres cluster (no PG_VERSION); "
+                "refusing to initdb over it"
+            )
+        self._log(f"postgres: initializing a new cluster in {self._requested_dir}")
+        errors: list[str] = []
+        for locale in ("C.UTF-8", "C"):
+            proc = self._run(
+                [
+                    "initdb",
+                    "-D",
+                    str(real),
+                    "-U",
+                    _SUPERUSER,
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    f"--locale={locale}",
+                    "-N",
+                ],
+                timeout=_INITDB_TIMEOUT_S,
+            )
+            if proc.returncode == 0:
+                return
+            errors.append(f"[locale {locale}] {_tail(proc.stdout + proc.stderr, 15)}")
+            for child in real.iterdir():  # initdb normally cleans up; make sure
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        raise RuntimeError(f"initdb failed in {real}:\n" + "\n".join(errors))
+
+    def _check_pid_file(self) -> int | None:
+        """Handle an existing ``postmaster.pid``: return the port of a live server to
+        adopt, or None after removing a stale file (or when there is none)."""
+        pid_file = self.real_data_dir / "postmaster.pid"
+        try:
+            lines = pid_file.read_text().splitlines()
+        except FileNotFoundError:
+            return None
+        pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
+        alive = pid is not None and _pid_alive(pid) and _pid_is_postgres(pid)
+        if alive and self._server_running():
+            port = int(lines[3]) if len(lines) > 3 and lines[3].strip().isdigit() else None
+            addrs = lines[5].strip() if len(lines) > 5 else ""
+            running = f"a Postgres server (pid {pid}) is already running on {self.real_data_dir}"
+            if port is None or not {"127.0.0.1", "*", "0.0.0.0"} & set(addrs.split(",")):
+                raise RuntimeError(f"{running} but not listening on 127.0.0.1; {self._stop_hint()}")
+            if self._requested_port is not None and port != self._requested_port:
+                raise RuntimeError(
+                    f"{running} with port {port}, not the requested {self._requested_port}; "
+                    f"{self._stop_hint()}"
+                )
+            if not _wait_tcp(port, _START_TIMEOUT_S):
+                raise RuntimeError(
+                    f"{running} but 127.0.0.1:{port} did not accept connections within "
+                    f"{_START_TIMEOUT_S} s; {self._stop_hint()}"
+                )
+            return port
+        if alive:
+            # Live postgres process, yet pg_ctl does not consider it the postmaster
+            # of this directory: leave the file alone and let postgres decide.
+            return None
+        self._log(f"postgres: removing stale postmaster.pid (pid {pid} is not running)")
+        pid_file.unlink(missing_ok=True)
+        return None
+
+    def _stop_hint(self) -> str:
+        assert self._account is not None and self._bindir is not None
+        cmd = [
+            *self._account.prefix,
+            str(self._bindir / "pg_ctl"),
+            "-D",
+            str(self.real_data_dir),
+            "stop",
+            "-m",
+            "fast",
+        ]
+        return f"stop it with `{shlex.join(cmd)}`"
+
+    def _make_socket_dir(self) -> Path:
+        assert self._account is not None
+        base = Path(tempfile.gettempdir())
+        if self._account.prefix and not self._account.can_traverse(base):
+            base = Path("/tmp")
+        sock = Path(tempfile.mkdtemp(prefix="svc-pg-sock-", dir=base))
+        if self._account.prefix:
+            os.chown(sock, self._account.uid, self._account.gid)
+        return sock
+
+    def _start_server(self) -> None:
+        real = self.real_data_dir
+        log_file = real / "server.log"
+        self._socket_dir = self._make_socket_dir()
+        attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
+        failure = ""
+        for _ in range(attempts):
+            port = self._requested_port if self._requested_port is not None else _free_port()
+            settings = {
+                **_TUNING,
+                "listen_addresses": "127.0.0.1",
+                "port": str(port),
+                "unix_socket_directories": str(self._socket_dir),
+            }
+            options = " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in settings.items())
+            offset = log_file.stat().st_size if log_file.exists() else 0
+            proc = self._pg_ctl(
+                ["start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(log_file), "-o", options],
+                timeout=_START_TIMEOUT_S + 30,
+            )
+            if proc.returncode == 0:
+                self._port = port
+                self._running = True
+                self._log(f"postgres: listening on 127.0.0.1:{port} (data {self.data_dir})")
+                return
+            server_log = ""
+            with contextlib.suppress(OSError), log_file.open("rb") as fh:
+                fh.seek(offset)
+                server_log = fh.read().decode(errors="replace")
+            failure = _tail(proc.stdout + proc.stderr + "\n" + server_log)
+            if self._server_running():  # e.g. -t expired while still recovering
+                self._pg_ctl(["stop", "-m", "immediate", "-w"], timeout=60)
+            if "could not bind" not in server_log and "already in use" not in server_log:
+                break
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
+        self._socket_dir = None
+        raise RuntimeError(f"Postgres did not start (data {real}, log {log_file}):\n{failure}")

@@ -1,0 +1,151 @@
+"""IR nodes: frozen dataclasses with slots; collections are tuples or read-only dicts.
+
+An `Ir` is replaced as a whole on every metadata change, never mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from svc.metadata.model import QualifiedName
+
+# Postgres types whose JSON value is a string when numbers are stringified
+# (`--stringify-numeric-types`, Hasura's behaviour: bigint, numeric, double precision).
+STRINGIFIED_TYPES = frozenset({"int8", "numeric", "float8"})
+
+# Postgres type name -> GraphQL scalar name (Hasura's names); anything else keeps its own.
+SCALAR_NAMES = {
+    "int4": "Int",
+    "int2": "smallint",
+    "int8": "bigint",
+    "float4": "Float",
+    "float8": "float8",
+    "numeric": "numeric",
+    "bool": "Boolean",
+    "text": "String",
+    "varchar": "String",
+}
+NUMERIC_TYPES = frozenset({"int2", "int4", "int8", "float4", "float8", "numeric", "money"})
+TEXT_SCALARS = frozenset({"String", "citext", "bpchar", "name"})
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column as GraphQL sees it.
+
+    `pg_type` is Postgres's spelling (`integer`, `character varying`, `public.citext`), usable
+    as a cast target; `type_name` the internal name (`int4`); `scalar` the GraphQL scalar.
+    """
+
+    name: str
+    gql_name: str
+    pg_type: str
+    type_name: str
+    scalar: str
+    nullable: bool
+    has_default: bool
+    is_array: bool
+    comment: str | None = None
+
+    @property
+    def is_numeric(self) -> bool:
+        """True for types `sum`/`avg`/… apply to."""
+        return self.type_name in NUMERIC_TYPES
+
+    @property
+    def stringifiable(self) -> bool:
+        """True when `--stringify-numeric-types` turns this column's values into strings."""
+        return self.type_name in STRINGIFIED_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Relationship:
+    """A resolved relationship: `mapping` pairs (local column, remote column)."""
+
+    name: str
+    kind: str  # "object" | "array"
+    target: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    comment: str | None = None
+    unique: bool = False  # at most one remote row per local row (a key of the target)
+
+
+@dataclass(frozen=True, slots=True)
+class RootFields:
+    """Names of a table's root fields (defaults from Hasura's scheme, or customised)."""
+
+    select: str
+    select_by_pk: str
+    select_aggregate: str
+    insert: str
+    insert_one: str
+    update: str
+    update_by_pk: str
+    update_many: str
+    delete: str
+    delete_by_pk: str
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A tracked table or view, resolved against the catalog."""
+
+    name: QualifiedName
+    gql_name: str
+    kind: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    unique_constraints: tuple[tuple[str, tuple[str, ...]], ...]
+    relationships: tuple[Relationship, ...]
+    root_fields: RootFields
+    comment: str | None = None
+    column_map: dict[str, Column] = field(default_factory=dict, compare=False)
+    relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        self.column_map.update({c.name: c for c in self.columns})
+        self.relationship_map.update({r.name: r for r in self.relationships})
+
+    def column(self, name: str) -> Column | None:
+        """The column called `name` (Postgres name)."""
+        return self.column_map.get(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Inconsistency:
+    """Something in metadata that does not resolve (spec 2.11: `{definition, reason, type}`).
+
+    `code` is the error code to raise when a metadata write introduces it.
+    """
+
+    type: str
+    definition: Any
+    reason: str
+    code: str = "invalid-configuration"
+    name: str = ""
+    table: QualifiedName | None = None
+    relationship: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity across rebuilds: (type, name)."""
+        return (self.type, self.name)
+
+    def describe(self) -> str:
+        """How a dependency error names it: `relationship article.author in source …`."""
+        if self.relationship is not None and self.table is not None:
+            return f'relationship {self.table}.{self.relationship} in source "default"'
+        return f'table {self.table or self.name} in source "default"'
+
+    def to_json(self) -> dict[str, Any]:
+        """The `get_inconsistent_metadata` entry."""
+        return {"definition": self.definition, "reason": self.reason, "type": self.type}
+
+
+@dataclass(frozen=True, slots=True)
+class Ir:
+    """Tracked tables by name, plus what did not resolve."""
+
+    tables: dict[QualifiedName, Table]
+    inconsistencies: tuple[Inconsistency, ...] = ()

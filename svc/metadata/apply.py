@@ -1,0 +1,128 @@
+"""Pure metadata transitions: `(Metadata, args) -> Metadata`.
+
+These functions check only what the document itself can tell (already tracked, no such
+relationship, dependants inside metadata). Whether a table or foreign key exists in Postgres
+is decided later, when the IR is built against the catalog (`svc.ir.build`). Inputs are never
+mutated: each function returns a new document.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from msgspec import UNSET as _UNSET
+
+from svc.errors import SvcError, already_exists, not_exists
+from svc.metadata.args import (
+    CreateRelationship,
+    DropRelationship,
+    SetTableCustomization,
+    UntrackTable,
+)
+from svc.metadata.model import (
+    Metadata,
+    QualifiedName,
+    Relationship,
+    TableConfiguration,
+    TableEntry,
+    qualify,
+)
+
+
+def clone(md: Metadata) -> Metadata:
+    """A deep copy, so a failed operation never touches the document being served."""
+    return copy.deepcopy(md)
+
+
+def track_table(
+    md: Metadata, table: QualifiedName, config: TableConfiguration | None, is_enum: bool
+) -> Metadata:
+    """Add `table`; raises 400 `already-tracked` (spec 7) when it is tracked already."""
+    if md.table(table) is not None:
+        raise SvcError(
+            "already-tracked", f"view/table already tracked : {table.quoted()}", path="$.args"
+        )
+    out = clone(md)
+    out.tables.append(TableEntry(table=table, configuration=config, is_enum=is_enum))
+    return out
+
+
+def untrack_table(md: Metadata, args: UntrackTable) -> Metadata:
+    """Remove a table; raises 400 `already-untracked` when it is not tracked.
+
+    Relationships of other tables that pointed at it become inconsistent; the caller
+    (`svc.api.metadata`) turns them into a `dependency-error`, or drops them with `cascade`.
+    """
+    table = qualify(args.table, "$.args.table")
+    if md.table(table) is None:
+        raise SvcError(
+            "already-untracked", f"view/table already untracked : {table.quoted()}", path="$.args"
+        )
+    out = clone(md)
+    out.tables = [e for e in out.tables if e.table != table]
+    return out
+
+
+def create_relationship(md: Metadata, args: CreateRelationship, kind: str) -> Metadata:
+    """Add an object (`kind="object"`) or array relationship.
+
+    Raises 400 `not-exists` when the table is not tracked, `already-exists` when a
+    relationship of that name exists, and `parse-failed` when `using` has neither or both of
+    `foreign_key_constraint_on` and `manual_configuration` (spec 2.4).
+    """
+    table = qualify(args.table, "$.args.table")
+    using = args.using
+    has_fk = using.foreign_key_constraint_on is not _UNSET
+    has_manual = using.manual_configuration is not _UNSET
+    if has_fk == has_manual:
+        raise SvcError(
+            "parse-failed",
+            "exactly one of foreign_key_constraint_on/manual_configuration is expected",
+            path="$.args.using",
+        )
+    entry = md.table(table)
+    if entry is None:
+        raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
+    if entry.relationship(args.name) is not None:
+        raise already_exists(f'relationship "{args.name}" already exists', "$.args.name")
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    rel = Relationship(name=args.name, using=using, comment=args.comment)
+    (target.object_relationships if kind == "object" else target.array_relationships).append(rel)
+    return out
+
+
+def drop_relationship(md: Metadata, args: DropRelationship) -> Metadata:
+    """Remove a relationship; raises 400 `not-exists` when the table or it is missing."""
+    table = qualify(args.table, "$.args.table")
+    entry = md.table(table)
+    if entry is None:
+        raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
+    if entry.relationship(args.relationship) is None:
+        raise not_exists(
+            f'relationship "{args.relationship}" does not exist', "$.args.relationship"
+        )
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    remove_relationship(target, args.relationship)
+    return out
+
+
+def set_table_customization(md: Metadata, args: SetTableCustomization) -> Metadata:
+    """Replace a tracked table's configuration; 400 `not-exists` when not tracked."""
+    table = qualify(args.table, "$.args.table")
+    if md.table(table) is None:
+        raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
+    out = clone(md)
+    entry = out.table(table)
+    assert entry is not None
+    entry.configuration = args.configuration
+    return out
+
+
+def remove_relationship(entry: TableEntry, name: str) -> None:
+    """Drop relationship `name` from `entry` in place (used on a fresh clone only)."""
+    entry.object_relationships = [r for r in entry.object_relationships if r.name != name]
+    entry.array_relationships = [r for r in entry.array_relationships if r.name != name]

@@ -1,0 +1,202 @@
+"""The metadata document (Hasura v2 export format, `{"version": 2, "tables": [...]}`).
+
+Structs are decoded and encoded with msgspec; `omit_defaults` keeps exports minimal and
+stable. Parts that later issues will type (permissions, event triggers, …) are kept as
+plain JSON objects so that `replace_metadata` → `export_metadata` round-trips them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from svc.errors import SvcError
+
+JSON = dict[str, Any]
+
+
+class QualifiedName(msgspec.Struct, frozen=True, omit_defaults=True, order=True):
+    """`{schema, name}` of a table, view or function; `schema` defaults to `public`."""
+
+    name: str
+    schema: str = "public"
+
+    def __str__(self) -> str:
+        return self.name if self.schema == "public" else f"{self.schema}.{self.name}"
+
+    def quoted(self) -> str:
+        """`"author"` or `"s"."author"`: the form the reference's messages use."""
+        return f'"{self.name}"' if self.schema == "public" else f'"{self.schema}"."{self.name}"'
+
+
+TableName = QualifiedName | str
+
+
+def qualify(value: Any, path: str = "$") -> QualifiedName:
+    """Normalise a TableName (`"author"`, `"s.author"` is a name, or `{schema, name}`).
+
+    Raises `SvcError` `parse-failed` when the value is neither a string nor an object with a
+    string `name`.
+    """
+    if isinstance(value, QualifiedName):
+        return value
+    if isinstance(value, str):
+        return QualifiedName(name=value)
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        schema = value.get("schema", "public")
+        if not isinstance(schema, str):
+            raise SvcError("parse-failed", "expected a string for schema", path=path + ".schema")
+        return QualifiedName(name=value["name"], schema=schema)
+    raise SvcError("parse-failed", "expecting a table name or {schema, name}", path=path)
+
+
+class ManualConfiguration(msgspec.Struct, omit_defaults=True):
+    """`manual_configuration` of a relationship: remote table and column mapping."""
+
+    remote_table: Any
+    column_mapping: dict[str, str]
+    insertion_order: str | None = None
+
+
+class RelUsing(msgspec.Struct, omit_defaults=True):
+    """`using` of a relationship: exactly one of the two keys (spec 2.4)."""
+
+    foreign_key_constraint_on: Any = msgspec.UNSET
+    manual_configuration: ManualConfiguration | msgspec.UnsetType = msgspec.UNSET
+
+
+class Relationship(msgspec.Struct, omit_defaults=True):
+    """An object or array relationship as stored in a table entry."""
+
+    name: str
+    using: RelUsing
+    comment: str | None = None
+
+
+class CustomRootFields(msgspec.Struct, omit_defaults=True):
+    """`custom_root_fields` of a table configuration (names of its root fields)."""
+
+    select: str | None = None
+    select_by_pk: str | None = None
+    select_aggregate: str | None = None
+    select_stream: str | None = None
+    insert: str | None = None
+    insert_one: str | None = None
+    update: str | None = None
+    update_by_pk: str | None = None
+    update_many: str | None = None
+    delete: str | None = None
+    delete_by_pk: str | None = None
+
+
+class TableConfiguration(msgspec.Struct, omit_defaults=True):
+    """`configuration` of a tracked table (track_table v2, set_table_customization)."""
+
+    custom_name: str | None = None
+    custom_root_fields: CustomRootFields = msgspec.field(default_factory=CustomRootFields)
+    custom_column_names: dict[str, str] = msgspec.field(default_factory=dict)
+    column_config: dict[str, JSON] = msgspec.field(default_factory=dict)
+    comment: str | None = None
+
+
+class TableEntry(msgspec.Struct, omit_defaults=True):
+    """One tracked table with everything attached to it."""
+
+    table: QualifiedName
+    is_enum: bool = False
+    configuration: TableConfiguration | None = None
+    object_relationships: list[Relationship] = msgspec.field(default_factory=list)
+    array_relationships: list[Relationship] = msgspec.field(default_factory=list)
+    computed_fields: list[JSON] = msgspec.field(default_factory=list)
+    remote_relationships: list[JSON] = msgspec.field(default_factory=list)
+    insert_permissions: list[JSON] = msgspec.field(default_factory=list)
+    select_permissions: list[JSON] = msgspec.field(default_factory=list)
+    update_permissions: list[JSON] = msgspec.field(default_factory=list)
+    delete_permissions: list[JSON] = msgspec.field(default_factory=list)
+    event_triggers: list[JSON] = msgspec.field(default_factory=list)
+
+    def relationship(self, name: str) -> Relationship | None:
+        """The object or array relationship called `name`, if any."""
+        for rel in (*self.object_relationships, *self.array_relationships):
+            if rel.name == name:
+                return rel
+        return None
+
+
+class Metadata(msgspec.Struct, omit_defaults=True):
+    """The whole metadata document, as `export_metadata` returns it."""
+
+    version: int = 2
+    tables: list[TableEntry] = msgspec.field(default_factory=list)
+    functions: list[JSON] = msgspec.field(default_factory=list)
+    remote_schemas: list[JSON] = msgspec.field(default_factory=list)
+    query_collections: list[JSON] = msgspec.field(default_factory=list)
+    allowlist: list[JSON] = msgspec.field(default_factory=list)
+    actions: list[JSON] = msgspec.field(default_factory=list)
+    custom_types: JSON = msgspec.field(default_factory=dict)
+    cron_triggers: list[JSON] = msgspec.field(default_factory=list)
+    rest_endpoints: list[JSON] = msgspec.field(default_factory=list)
+
+    def table(self, name: QualifiedName) -> TableEntry | None:
+        """The tracked table entry for `name`, if tracked."""
+        for entry in self.tables:
+            if entry.table == name:
+                return entry
+        return None
+
+
+_decoder = msgspec.json.Decoder(Metadata)
+
+
+def decode_metadata(raw: bytes | str) -> Metadata:
+    """Decode a stored metadata document (trusted JSON written by svc)."""
+    return _decoder.decode(raw)
+
+
+def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
+    """Build `Metadata` from user JSON (`replace_metadata`); accepts version 2 and 3.
+
+    Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source.
+    Raises `SvcError` `parse-failed` with the JSON path of the first bad value.
+    """
+    if isinstance(obj, dict) and isinstance(obj.get("sources"), list):
+        obj = dict(obj)
+        sources = obj.pop("sources")
+        default = next((s for s in sources if s.get("name") == "default"), None)
+        if default is not None:
+            obj["tables"] = default.get("tables", [])
+            obj["functions"] = default.get("functions", [])
+        obj["version"] = 2
+    if isinstance(obj, dict):
+        obj = {**obj, "tables": [_normalise_table(t) for t in obj.get("tables") or []]}
+    try:
+        return msgspec.convert(obj, Metadata)
+    except msgspec.ValidationError as exc:
+        raise convert_error(exc, path) from None
+
+
+def _normalise_table(entry: Any) -> Any:
+    if isinstance(entry, dict) and "table" in entry:
+        q = qualify(entry["table"])
+        return {**entry, "table": {"schema": q.schema, "name": q.name}}
+    return entry
+
+
+def convert_error(exc: msgspec.ValidationError, path: str) -> SvcError:
+    """Turn a msgspec validation error (`… - at `$.x``) into `parse-failed` at `path`."""
+    text = str(exc)
+    message, _, where = text.partition(" - at `")
+    suffix = where.rstrip("`")[1:] if where else ""
+    return SvcError("parse-failed", message, path=path + suffix)
+
+
+def encode_metadata(md: Metadata) -> bytes:
+    """Canonical JSON bytes of a metadata document (stable key order)."""
+    return msgspec.json.encode(md)
+
+
+def metadata_to_obj(md: Metadata) -> JSON:
+    """The metadata as plain JSON-able objects (`export_metadata`)."""
+    out: JSON = msgspec.to_builtins(md)
+    return out

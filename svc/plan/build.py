@@ -1,0 +1,390 @@
+"""Plan a validated GraphQL query operation into `QueryPlan` nodes.
+
+Input: the role's schema, the operation, its fragments and the coerced variables. The walk
+follows graphql-core's field collection (fragments, `@skip`/`@include`) and reads each
+field's meaning from `extensions["svc"]` (`svc.schema.FieldInfo`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    get_named_type,
+)
+from graphql.execution.collect_fields import collect_fields, collect_sub_fields
+
+from svc.errors import SvcError
+from svc.ir.model import Relationship, Table
+from svc.metadata.model import QualifiedName
+from svc.plan.nodes import (
+    TRUE,
+    AggAggregate,
+    AggCount,
+    AggItem,
+    AggLeaf,
+    AggNodes,
+    AggOp,
+    Aggregate,
+    And,
+    BoolExp,
+    ColumnField,
+    Compare,
+    Const,
+    Exists,
+    Field,
+    Hop,
+    IsNull,
+    Not,
+    Or,
+    OrderKey,
+    Param,
+    QueryPlan,
+    RelField,
+    RootField,
+    Rows,
+    Select,
+    Typename,
+    VarRef,
+)
+from svc.plan.values import ValueReader
+from svc.schema.info import FieldInfo
+
+ORDER_DIRECTIONS = {
+    "asc": (False, False),
+    "asc_nulls_last": (False, False),
+    "asc_nulls_first": (False, True),
+    "desc": (True, True),
+    "desc_nulls_first": (True, True),
+    "desc_nulls_last": (True, False),
+}
+LIST_OPS = frozenset({"_in", "_nin", "_has_keys_any", "_has_keys_all"})
+
+
+class Planner:
+    """Plans one operation; `reader.structural` afterwards names the variables it read."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        tables: dict[QualifiedName, Table],
+        fragments: dict[str, FragmentDefinitionNode],
+        variables: dict[str, Any],
+        *,
+        stringify: bool,
+    ) -> None:
+        self.schema = schema
+        self.tables = tables
+        self.fragments = fragments
+        self.variables = variables
+        self.reader = ValueReader(variables)
+        self.stringify = stringify
+
+    # -- entry --------------------------------------------------------------------------
+    def plan(self, op: OperationDefinitionNode) -> QueryPlan:
+        """Plan a query or subscription operation."""
+        root_type = (
+            self.schema.subscription_type
+            if op.operation == OperationType.SUBSCRIPTION
+            else self.schema.query_type
+        )
+        assert root_type is not None
+        roots: list[RootField] = []
+        for alias, nodes in collect_fields(
+            self.schema, self.fragments, self.variables, root_type, op.selection_set
+        ).items():
+            name = nodes[0].name.value
+            if name == "__typename":
+                roots.append(RootField(alias, Typename(root_type.name)))
+            elif name.startswith("__"):
+                roots.append(RootField(alias, None))
+            else:
+                field = root_type.fields[name]
+                roots.append(RootField(alias, self._root(field.extensions["svc"], field, nodes)))
+        return QueryPlan(op.operation.value, tuple(roots))
+
+    def _root(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Select | Aggregate:
+        table = info.table
+        assert table is not None
+        args = self._args(field, nodes[0])
+        if info.kind == "select":
+            return Select(self._rows(table, args), self._fields(table, field, nodes))
+        if info.kind == "select_aggregate":
+            return Aggregate(self._rows(table, args), self._agg_fields(table, field, nodes))
+        if info.kind == "select_by_pk":
+            where = And(
+                tuple(
+                    Compare(c, "_eq", self._param(args[table.column_map[c].gql_name], table, c))
+                    for c in table.primary_key
+                )
+            )
+            return Select(Rows(table.name, where), self._fields(table, field, nodes), single=True)
+        raise SvcError("not-supported", f"root field kind {info.kind} is not supported yet")
+
+    # -- arguments ----------------------------------------------------------------------
+    def _args(self, field: Any, node: FieldNode) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for arg in node.arguments or ():
+            definition = field.args.get(arg.name.value)
+            if definition is not None:
+                out[arg.name.value] = self.reader.read(arg.value, definition.type)
+        return out
+
+    def _rows(self, table: Table, args: dict[str, Any]) -> Rows:
+        where = self.bool_exp(table, args.get("where"))
+        order = self._order_by(table, args.get("order_by"))
+        distinct = tuple(self.reader.concrete(args.get("distinct_on")) or ())
+        if distinct:
+            self._check_distinct(distinct, order)
+        return Rows(
+            table.name,
+            where,
+            order,
+            self._window(args.get("limit"), "limit"),
+            self._window(args.get("offset"), "offset"),
+            distinct,
+        )
+
+    def _window(self, value: Any, name: str) -> Param | None:
+        if value is None:
+            return None
+        if isinstance(value, VarRef):
+            return Param(value, "integer")
+        if isinstance(value, int) and value < 0:
+            raise SvcError(
+                "validation-failed",
+                f"unexpected negative value for {name}",
+                path=f"$.selectionSet.{name}",
+            )
+        return Param(Const(value), "integer")
+
+    def _check_distinct(self, distinct: tuple[str, ...], order: tuple[OrderKey, ...]) -> None:
+        leading = [k.leaf for k in order[: len(distinct)] if not k.path]
+        if order and set(leading) != set(distinct):
+            raise SvcError(
+                "validation-failed",
+                '"distinct_on" columns must match initial "order_by" columns',
+                path="$.args",
+            )
+
+    def _param(self, value: Any, table: Table, column: str, *, is_list: bool = False) -> Param:
+        col = table.column_map[column]
+        source = value if isinstance(value, VarRef) else Const(value)
+        return Param(source, col.pg_type, is_list)
+
+    # -- boolean expressions ------------------------------------------------------------
+    def bool_exp(self, table: Table, value: Any) -> BoolExp:
+        """Plan a `x_bool_exp` value (already read); `None` or `{}` is true."""
+        value = self.reader.concrete(value)
+        if not value:
+            return TRUE
+        items: list[BoolExp] = []
+        by_gql = {c.gql_name: c for c in table.columns}
+        for key, sub in value.items():
+            if key == "_and":
+                items.append(And(tuple(self.bool_exp(table, v) for v in sub or ())))
+            elif key == "_or":
+                items.append(Or(tuple(self.bool_exp(table, v) for v in sub or ())))
+            elif key == "_not":
+                if sub is not None:
+                    items.append(Not(self.bool_exp(table, sub)))
+            elif key in by_gql:
+                items.extend(self._column_ops(table, by_gql[key].name, sub))
+            elif key in table.relationship_map:
+                rel = table.relationship_map[key]
+                target = self._target(rel)
+                items.append(Exists(target.name, rel.mapping, self.bool_exp(target, sub)))
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def _column_ops(self, table: Table, column: str, ops: Any) -> list[BoolExp]:
+        ops = self.reader.concrete(ops) or {}
+        out: list[BoolExp] = []
+        col = table.column_map[column]
+        for op, value in ops.items():
+            if value is None:
+                continue  # Hasura: a null operand makes the comparison true
+            if op == "_is_null":
+                out.append(IsNull(column, not self.reader.concrete(value)))
+            elif op in ("_in", "_nin"):
+                out.append(Compare(column, op, self._list_param(value, col.pg_type)))
+            elif op in ("_has_keys_any", "_has_keys_all"):
+                out.append(Compare(column, op, self._list_param(value, "text")))
+            elif op == "_has_key":
+                out.append(Compare(column, op, self._scalar_param(value, "text")))
+            else:
+                out.append(Compare(column, op, self._scalar_param(value, col.pg_type)))
+        return out
+
+    def _scalar_param(self, value: Any, pg_type: str) -> Param:
+        return Param(value if isinstance(value, VarRef) else Const(value), pg_type)
+
+    def _list_param(self, value: Any, pg_type: str) -> Param:
+        if isinstance(value, list) and any(isinstance(v, VarRef) for v in value):
+            value = [self.reader.concrete(v) for v in value]
+        return Param(value if isinstance(value, VarRef) else Const(value), pg_type, True)
+
+    def _target(self, rel: Relationship) -> Table:
+        return self.tables[rel.target]
+
+    # -- ordering -----------------------------------------------------------------------
+    def _order_by(self, table: Table, value: Any) -> tuple[OrderKey, ...]:
+        value = self.reader.concrete(value)
+        if value is None:
+            return ()
+        if isinstance(value, dict):
+            value = [value]
+        keys: list[OrderKey] = []
+        for item in value:
+            keys.extend(self._order_item(table, self.reader.concrete(item) or {}, ()))
+        return tuple(keys)
+
+    def _order_item(
+        self, table: Table, item: dict[str, Any], path: tuple[Hop, ...]
+    ) -> list[OrderKey]:
+        keys: list[OrderKey] = []
+        by_gql = {c.gql_name: c for c in table.columns}
+        for key, sub in item.items():
+            sub = self.reader.concrete(sub)
+            if sub is None:
+                continue
+            if key in by_gql:
+                keys.append(_key(path, by_gql[key].name, sub))
+            elif key in table.relationship_map:
+                rel = table.relationship_map[key]
+                target = self._target(rel)
+                keys.extend(self._order_item(target, sub, (*path, Hop(target.name, rel.mapping))))
+            elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
+                rel = table.relationship_map[key[: -len("_aggregate")]]
+                target = self._target(rel)
+                for op, cols in sub.items():
+                    cols = self.reader.concrete(cols)
+                    if op == "count":
+                        leaf = AggLeaf(target.name, rel.mapping, "count", None)
+                        keys.append(_key(path, leaf, cols))
+                        continue
+                    tcols = {c.gql_name: c for c in target.columns}
+                    for col_name, direction in (cols or {}).items():
+                        leaf = AggLeaf(target.name, rel.mapping, op, tcols[col_name].name)
+                        keys.append(_key(path, leaf, self.reader.concrete(direction)))
+        return keys
+
+    # -- selections ---------------------------------------------------------------------
+    def _sub(self, field: Any, nodes: list[FieldNode]) -> dict[str, list[FieldNode]]:
+        return collect_sub_fields(
+            self.schema, self.fragments, self.variables, get_named_type(field.type), nodes
+        )
+
+    def _fields(
+        self, table: Table, field: Any, nodes: list[FieldNode]
+    ) -> tuple[tuple[str, Field], ...]:
+        obj_type = get_named_type(field.type)
+        out: list[tuple[str, Field]] = []
+        for alias, sub_nodes in self._sub(field, nodes).items():
+            name = sub_nodes[0].name.value
+            if name == "__typename":
+                out.append((alias, Typename(obj_type.name)))
+                continue
+            sub_field = obj_type.fields[name]
+            info: FieldInfo = sub_field.extensions["svc"]
+            out.append((alias, self._field(info, sub_field, sub_nodes)))
+        return tuple(out)
+
+    def _field(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Field:
+        if info.kind == "column":
+            col = info.column
+            assert col is not None
+            args = self._args(field, nodes[0])
+            path = args.get("path")
+            return ColumnField(
+                col.name,
+                self.stringify and col.stringifiable,
+                self._scalar_param(path, "text") if path is not None else None,
+            )
+        rel = info.relationship
+        target = info.table
+        assert rel is not None and target is not None
+        args = self._args(field, nodes[0])
+        if info.kind == "object_rel":
+            sel = Select(Rows(target.name), self._fields(target, field, nodes), single=True)
+        elif info.kind == "array_rel":
+            sel = Select(self._rows(target, args), self._fields(target, field, nodes))
+        else:
+            return RelField(
+                rel.mapping,
+                Aggregate(self._rows(target, args), self._agg_fields(target, field, nodes)),
+            )
+        return RelField(rel.mapping, sel, rel.unique and info.kind == "object_rel")
+
+    def _agg_fields(
+        self, table: Table, field: Any, nodes: list[FieldNode]
+    ) -> tuple[tuple[str, AggAggregate | AggNodes | Typename], ...]:
+        agg_type = get_named_type(field.type)
+        out: list[tuple[str, AggAggregate | AggNodes | Typename]] = []
+        for alias, sub_nodes in self._sub(field, nodes).items():
+            name = sub_nodes[0].name.value
+            if name == "__typename":
+                out.append((alias, Typename(agg_type.name)))
+            elif name == "nodes":
+                out.append((alias, AggNodes(self._fields(table, agg_type.fields[name], sub_nodes))))
+            else:
+                out.append((alias, self._aggregate(table, agg_type.fields[name], sub_nodes)))
+        return tuple(out)
+
+    def _aggregate(self, table: Table, field: Any, nodes: list[FieldNode]) -> AggAggregate:
+        fields_type = get_named_type(field.type)
+        items: list[tuple[str, AggItem]] = []
+        for alias, sub_nodes in self._sub(field, nodes).items():
+            name = sub_nodes[0].name.value
+            if name == "__typename":
+                items.append((alias, Typename(fields_type.name)))
+                continue
+            sub_field = fields_type.fields[name]
+            if name == "count":
+                args = self._args(sub_field, sub_nodes[0])
+                cols = tuple(self.reader.concrete(args.get("columns")) or ())
+                items.append(
+                    (alias, AggCount(cols, bool(self.reader.concrete(args.get("distinct")))))
+                )
+                continue
+            op_type = get_named_type(sub_field.type)
+            cols_out: list[tuple[str, str, bool]] = []
+            for col_alias, col_nodes in self._sub(sub_field, sub_nodes).items():
+                col_name = col_nodes[0].name.value
+                if col_name == "__typename":
+                    cols_out.append((col_alias, "", False))
+                    continue
+                info: FieldInfo = op_type.fields[col_name].extensions["svc"]
+                assert info.column is not None
+                # Hasura stringifies by the source column's type, whatever the operator.
+                as_text = self.stringify and info.column.stringifiable
+                cols_out.append((col_alias, info.column.name, as_text))
+            items.append((alias, AggOp(name, tuple(cols_out), op_type.name)))
+        return AggAggregate(tuple(items))
+
+
+def _key(path: tuple[Hop, ...], leaf: str | AggLeaf, direction: Any) -> OrderKey:
+    descending, nulls_first = ORDER_DIRECTIONS[direction]
+    return OrderKey(path, leaf, descending, nulls_first)
+
+
+def plan_query(
+    schema: GraphQLSchema,
+    tables: dict[QualifiedName, Table],
+    op: OperationDefinitionNode,
+    fragments: dict[str, FragmentDefinitionNode],
+    variables: dict[str, Any],
+    *,
+    stringify: bool,
+) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
+    """Plan `op`; returns the plan, the structural variables and the leaf variables used."""
+    planner = Planner(schema, tables, fragments, variables, stringify=stringify)
+    plan = planner.plan(op)
+    return plan, frozenset(planner.reader.structural), frozenset(planner.reader.leaf_vars)
+
+
+__all__ = ["Exists", "IsNull", "Not", "Or", "plan_query"]

@@ -1,0 +1,239 @@
+"""Plan nodes (frozen dataclasses with slots; children are tuples)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from svc.metadata.model import QualifiedName
+
+# -- values ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A value known when planning (a literal of the query)."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class VarRef:
+    """The value of GraphQL variable `name` (after coercion), read at execution."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """The session variable `name` (lower-case, `x-svc-user-id`), read at execution."""
+
+    name: str
+
+
+Source = Const | VarRef | SessionRef
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A typed parameter: sent as text (or text[] when `is_list`), cast to `pg_type` in SQL."""
+
+    source: Source
+    pg_type: str
+    is_list: bool = False
+
+
+# -- boolean expressions --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """Conjunction; `And(())` is true."""
+
+    items: tuple[BoolExp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """Disjunction; `Or(())` is false."""
+
+    items: tuple[BoolExp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """Negation."""
+
+    item: BoolExp
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """`column <op> value`; `op` is the GraphQL operator name (`_eq`, `_in`, `_like`, …)."""
+
+    column: str
+    op: str
+    value: Param
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull:
+    """`column IS NULL` (or `IS NOT NULL` when `negated`)."""
+
+    column: str
+    negated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Exists:
+    """A filter through a relationship: some row of `table` joined by `mapping` matches."""
+
+    table: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    where: BoolExp
+
+
+BoolExp = And | Or | Not | Compare | IsNull | Exists
+TRUE = And(())
+
+# -- ordering -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One object-relationship step of an order-by path."""
+
+    table: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AggLeaf:
+    """Order by an aggregate of an array relationship (`count`, or `op` of `column`)."""
+
+    table: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    op: str
+    column: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OrderKey:
+    """One `ORDER BY` item: follow `path`, then a column or an aggregate."""
+
+    path: tuple[Hop, ...]
+    leaf: str | AggLeaf
+    descending: bool
+    nulls_first: bool
+
+
+# -- selections -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnField:
+    """A column value; `as_text` when numbers are stringified; `json_path` for json(b)."""
+
+    column: str
+    as_text: bool = False
+    json_path: Param | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Typename:
+    """`__typename`: a constant string."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelField:
+    """A relationship field: an object (single row), array or array-aggregate selection."""
+
+    mapping: tuple[tuple[str, str], ...]
+    select: Select | Aggregate
+    unique: bool = False  # object relationship onto a key: a plain (flattenable) join
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Which rows of `table`: filter, order, window and distinct."""
+
+    table: QualifiedName
+    where: BoolExp = TRUE
+    order_by: tuple[OrderKey, ...] = ()
+    limit: Param | None = None
+    offset: Param | None = None
+    distinct_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """Rows as JSON objects; `single` answers one object or null (by pk, object rel)."""
+
+    rows: Rows
+    fields: tuple[tuple[str, Field], ...]
+    single: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AggCount:
+    """`count`, optionally over `columns`, optionally `distinct`."""
+
+    columns: tuple[str, ...] = ()
+    distinct: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AggOp:
+    """`<op> { col … }`: one JSON object of `op(column)` values."""
+
+    op: str
+    columns: tuple[tuple[str, str, bool], ...]  # (alias, column or "" for __typename, as_text)
+    typename: str = ""
+
+
+AggItem = AggCount | AggOp | Typename
+
+
+@dataclass(frozen=True, slots=True)
+class AggAggregate:
+    """The `aggregate { … }` object."""
+
+    items: tuple[tuple[str, AggItem], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AggNodes:
+    """The `nodes { … }` list."""
+
+    fields: tuple[tuple[str, Field], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """An `x_aggregate` selection over `rows`."""
+
+    rows: Rows
+    fields: tuple[tuple[str, AggAggregate | AggNodes | Typename], ...]
+
+
+Field = ColumnField | Typename | RelField
+
+# -- operations -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RootField:
+    """A root field of a query: a table selection, or `__typename`, or introspection."""
+
+    alias: str
+    select: Select | Aggregate | Typename | None  # None: introspection (graphql-core runs it)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """A planned query operation, its root fields in response order."""
+
+    kind: str  # "query" | "subscription"
+    roots: tuple[RootField, ...]

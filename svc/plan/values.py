@@ -1,0 +1,72 @@
+"""Reading GraphQL argument values for planning, keeping variables symbolic.
+
+A leaf value that comes from a variable becomes a `VarRef`, so the plan can be cached and
+reused with other values. Variables that shape the plan (a whole `where` object, `@skip`,
+`_is_null`, a null compared with `_eq`) are read concretely and recorded in `structural`;
+the plan cache keys on their values (design brief 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import (
+    GraphQLInputObjectType,
+    GraphQLList,
+    GraphQLNonNull,
+    ListValueNode,
+    NullValueNode,
+    ObjectValueNode,
+    ValueNode,
+    VariableNode,
+    is_leaf_type,
+    value_from_ast,
+)
+
+from svc.errors import validation_failed
+from svc.plan.nodes import VarRef
+
+
+class ValueReader:
+    """Turns argument AST nodes into Python values with `VarRef` leaves."""
+
+    def __init__(self, variables: dict[str, Any]) -> None:
+        self.variables = variables
+        self.structural: set[str] = set()
+        self.leaf_vars: set[str] = set()
+
+    def read(self, node: ValueNode | None, type_: Any) -> Any:
+        """The value of `node` under input type `type_` (`None` for an absent/null value)."""
+        if node is None or isinstance(node, NullValueNode):
+            return None
+        if isinstance(type_, GraphQLNonNull):
+            type_ = type_.of_type
+        if isinstance(node, VariableNode):
+            name = node.name.value
+            if is_leaf_type(type_):
+                self.leaf_vars.add(name)
+                return VarRef(name) if self.variables.get(name) is not None else None
+            self.structural.add(name)
+            return self.variables.get(name)
+        if isinstance(type_, GraphQLList):
+            inner = type_.of_type
+            if isinstance(node, ListValueNode):
+                return [self.read(v, inner) for v in node.values]
+            return [self.read(node, inner)]
+        if isinstance(type_, GraphQLInputObjectType):
+            if not isinstance(node, ObjectValueNode):
+                raise validation_failed(f"expected an object for type {type_.name}")
+            out: dict[str, Any] = {}
+            for f in node.fields:
+                field = type_.fields.get(f.name.value)
+                if field is not None:
+                    out[f.name.value] = self.read(f.value, field.type)
+            return out
+        return value_from_ast(node, type_, None)
+
+    def concrete(self, value: Any) -> Any:
+        """The actual value of `value`, resolving a `VarRef` (and recording it structural)."""
+        if isinstance(value, VarRef):
+            self.structural.add(value.name)
+            return self.variables.get(value.name)
+        return value

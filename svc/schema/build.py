@@ -1,0 +1,457 @@
+"""Generate the GraphQL schema of one role from the IR, with Hasura's type names.
+
+Names (reference notes, "Generated GraphQL names"): per table `x`: object `x`, `x_bool_exp`,
+`x_order_by`, `x_select_column`, `x_aggregate`, `x_aggregate_fields`, `x_<op>_fields`,
+`x_aggregate_order_by`, `x_<op>_order_by`; per scalar `S`: `S_comparison_exp`; the enum
+`order_by`. Fields are thunks so relationships may form cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from graphql import (
+    GraphQLArgument,
+    GraphQLBoolean,
+    GraphQLEnumType,
+    GraphQLEnumValue,
+    GraphQLField,
+    GraphQLFloat,
+    GraphQLInputField,
+    GraphQLInputObjectType,
+    GraphQLInt,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    GraphQLString,
+)
+
+from svc.ir.model import TEXT_SCALARS, Column, Ir, Table
+from svc.schema.info import FieldInfo
+
+BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
+    "Int": GraphQLInt,
+    "Float": GraphQLFloat,
+    "String": GraphQLString,
+    "Boolean": GraphQLBoolean,
+}
+ORDER_BY_VALUES = (
+    ("asc", "in ascending order, nulls last"),
+    ("asc_nulls_first", "in ascending order, nulls first"),
+    ("asc_nulls_last", "in ascending order, nulls last"),
+    ("desc", "in descending order, nulls first"),
+    ("desc_nulls_first", "in descending order, nulls first"),
+    ("desc_nulls_last", "in descending order, nulls last"),
+)
+# Aggregate operators over numeric columns, and the scalar their result has.
+NUMERIC_AGG_OPS = (
+    "avg",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "sum",
+    "var_pop",
+    "var_samp",
+    "variance",
+)
+COMPARABLE_AGG_OPS = ("max", "min")
+ALL_AGG_OPS = tuple(sorted(NUMERIC_AGG_OPS + COMPARABLE_AGG_OPS))
+# Types that have no ordering in Postgres, hence no max/min.
+UNORDERED_TYPES = frozenset(
+    {
+        "json",
+        "jsonb",
+        "point",
+        "line",
+        "lseg",
+        "box",
+        "path",
+        "polygon",
+        "circle",
+        "xml",
+        "geometry",
+        "geography",
+    }
+)
+
+
+def _nn(t: Any) -> GraphQLNonNull[Any]:
+    return GraphQLNonNull(t)
+
+
+def _list_nn(t: Any) -> GraphQLList[Any]:
+    return GraphQLList(GraphQLNonNull(t))
+
+
+def _info(kind: str, **kw: Any) -> dict[str, Any]:
+    return {"svc": FieldInfo(kind, **kw)}
+
+
+class SchemaBuilder:
+    """Builds one `GraphQLSchema`; types are memoised by name so each is made once."""
+
+    def __init__(self, ir: Ir) -> None:
+        self.ir = ir
+        self.tables = ir.tables
+        self.scalars: dict[str, GraphQLScalarType] = dict(BUILTIN_SCALARS)
+        self.types: dict[str, Any] = {}
+        self.order_by = GraphQLEnumType(
+            "order_by",
+            {name: GraphQLEnumValue(name, description=desc) for name, desc in ORDER_BY_VALUES},
+            description="column ordering options",
+        )
+
+    # -- memoisation --------------------------------------------------------------------
+    def _memo(self, name: str, make: Callable[[], Any]) -> Any:
+        found = self.types.get(name)
+        if found is None:
+            found = make()
+            self.types[name] = found
+        return found
+
+    def scalar(self, name: str) -> GraphQLScalarType:
+        """The scalar named `name`, creating a custom one on first use."""
+        found = self.scalars.get(name)
+        if found is None:
+            found = GraphQLScalarType(name)
+            self.scalars[name] = found
+        return found
+
+    # -- comparison expressions ---------------------------------------------------------
+    def comparison_exp(self, column: Column) -> GraphQLInputObjectType:
+        """`<Scalar>_comparison_exp` with the operators the reference offers for the type."""
+        scalar = self.scalar(column.scalar)
+        name = f"{column.scalar}_comparison_exp"
+
+        def make() -> GraphQLInputObjectType:
+            def fields() -> dict[str, GraphQLInputField]:
+                f: dict[str, GraphQLInputField] = {}
+                for op in ("_eq", "_gt", "_gte", "_lt", "_lte", "_neq"):
+                    f[op] = GraphQLInputField(scalar)
+                f["_in"] = GraphQLInputField(_list_nn(scalar))
+                f["_is_null"] = GraphQLInputField(GraphQLBoolean)
+                f["_nin"] = GraphQLInputField(_list_nn(scalar))
+                if column.scalar in TEXT_SCALARS:
+                    for op in (
+                        "_like",
+                        "_nlike",
+                        "_ilike",
+                        "_nilike",
+                        "_similar",
+                        "_nsimilar",
+                        "_regex",
+                        "_nregex",
+                        "_iregex",
+                        "_niregex",
+                    ):
+                        f[op] = GraphQLInputField(scalar)
+                if column.type_name == "jsonb":
+                    f["_contains"] = GraphQLInputField(scalar)
+                    f["_contained_in"] = GraphQLInputField(scalar)
+                    f["_has_key"] = GraphQLInputField(GraphQLString)
+                    f["_has_keys_all"] = GraphQLInputField(_list_nn(GraphQLString))
+                    f["_has_keys_any"] = GraphQLInputField(_list_nn(GraphQLString))
+                return dict(sorted(f.items()))
+
+            return GraphQLInputObjectType(
+                name,
+                fields,
+                description=f"Boolean expression to compare columns of type "
+                f"\"{column.scalar}\". All fields are combined with logical 'AND'.",
+            )
+
+        return self._memo(name, make)  # type: ignore[no-any-return]
+
+    # -- per-table types ----------------------------------------------------------------
+    def object_type(self, table: Table) -> GraphQLObjectType:
+        """The object type `x` of a table."""
+
+        def make() -> GraphQLObjectType:
+            return GraphQLObjectType(
+                table.gql_name,
+                lambda: self._object_fields(table),
+                description=table.comment or f'columns and relationships of "{table.name}"',
+            )
+
+        return self._memo(table.gql_name, make)  # type: ignore[no-any-return]
+
+    def _column_field(self, column: Column) -> GraphQLField:
+        out: Any = self.scalar(column.scalar)
+        if not column.nullable:
+            out = _nn(out)
+        args: dict[str, GraphQLArgument] = {}
+        if column.type_name in ("json", "jsonb"):
+            args["path"] = GraphQLArgument(GraphQLString, description="JSON select path")
+        return GraphQLField(
+            out, args, description=column.comment, extensions=_info("column", column=column)
+        )
+
+    def _object_fields(self, table: Table) -> dict[str, GraphQLField]:
+        fields: dict[str, GraphQLField] = {}
+        for column in table.columns:
+            fields[column.gql_name] = self._column_field(column)
+        for rel in table.relationships:
+            target = self.tables.get(rel.target)
+            if target is None or not target.gql_name:
+                continue
+            if rel.kind == "object":
+                fields[rel.name] = GraphQLField(
+                    self.object_type(target),
+                    description=rel.comment or "An object relationship",
+                    extensions=_info("object_rel", table=target, relationship=rel),
+                )
+            else:
+                fields[rel.name] = GraphQLField(
+                    _nn(_list_nn(self.object_type(target))),
+                    self.select_args(target),
+                    description=rel.comment or "An array relationship",
+                    extensions=_info("array_rel", table=target, relationship=rel),
+                )
+                fields[f"{rel.name}_aggregate"] = GraphQLField(
+                    _nn(self.aggregate_type(target)),
+                    self.select_args(target),
+                    description=rel.comment or "An aggregate relationship",
+                    extensions=_info("array_agg", table=target, relationship=rel),
+                )
+        return fields
+
+    def select_args(self, table: Table) -> dict[str, GraphQLArgument]:
+        """`distinct_on`, `limit`, `offset`, `order_by`, `where` of a list field."""
+        return {
+            "distinct_on": GraphQLArgument(
+                _list_nn(self.select_column_enum(table)), description="distinct select on columns"
+            ),
+            "limit": GraphQLArgument(GraphQLInt, description="limit the number of rows returned"),
+            "offset": GraphQLArgument(
+                GraphQLInt, description="skip the first n rows. Use only with order_by"
+            ),
+            "order_by": GraphQLArgument(
+                _list_nn(self.order_by_type(table)),
+                description="sort the rows by one or more columns",
+            ),
+            "where": GraphQLArgument(self.bool_exp(table), description="filter the rows returned"),
+        }
+
+    def select_column_enum(self, table: Table) -> GraphQLEnumType:
+        """`x_select_column`: the columns, for `distinct_on` and `count(columns:)`."""
+        name = f"{table.gql_name}_select_column"
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLEnumType(
+                name,
+                {
+                    c.gql_name: GraphQLEnumValue(c.name, description="column name")
+                    for c in table.columns
+                },
+                description=f'select columns of table "{table.name}"',
+            ),
+        )
+
+    def bool_exp(self, table: Table) -> GraphQLInputObjectType:
+        """`x_bool_exp`: `_and`, `_or`, `_not`, columns and relationships."""
+        name = f"{table.gql_name}_bool_exp"
+
+        def fields() -> dict[str, GraphQLInputField]:
+            me = self.bool_exp(table)
+            f: dict[str, GraphQLInputField] = {
+                "_and": GraphQLInputField(_list_nn(me)),
+                "_not": GraphQLInputField(me),
+                "_or": GraphQLInputField(_list_nn(me)),
+            }
+            for column in table.columns:
+                f[column.gql_name] = GraphQLInputField(self.comparison_exp(column))
+            for rel in table.relationships:
+                target = self.tables.get(rel.target)
+                if target is not None and target.gql_name:
+                    f[rel.name] = GraphQLInputField(self.bool_exp(target))
+            return dict(sorted(f.items()))
+
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLInputObjectType(
+                name,
+                fields,
+                description=f'Boolean expression to filter rows from the table "{table.name}". '
+                "All fields are combined with a logical 'AND'.",
+            ),
+        )
+
+    def order_by_type(self, table: Table) -> GraphQLInputObjectType:
+        """`x_order_by`: columns, object relationships, `<arr>_aggregate`."""
+        name = f"{table.gql_name}_order_by"
+
+        def fields() -> dict[str, GraphQLInputField]:
+            f: dict[str, GraphQLInputField] = {}
+            for column in table.columns:
+                f[column.gql_name] = GraphQLInputField(self.order_by)
+            for rel in table.relationships:
+                target = self.tables.get(rel.target)
+                if target is None or not target.gql_name:
+                    continue
+                if rel.kind == "object":
+                    f[rel.name] = GraphQLInputField(self.order_by_type(target))
+                else:
+                    f[f"{rel.name}_aggregate"] = GraphQLInputField(self.aggregate_order_by(target))
+            return dict(sorted(f.items()))
+
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLInputObjectType(
+                name,
+                fields,
+                description=f'Ordering options when selecting data from "{table.name}".',
+            ),
+        )
+
+    def _op_columns(self, table: Table, op: str) -> list[Column]:
+        if op in NUMERIC_AGG_OPS:
+            return [c for c in table.columns if c.is_numeric and not c.is_array]
+        return [c for c in table.columns if c.type_name not in UNORDERED_TYPES and not c.is_array]
+
+    def aggregate_order_by(self, table: Table) -> GraphQLInputObjectType:
+        """`x_aggregate_order_by`: `count` and `<op>: x_<op>_order_by`."""
+        name = f"{table.gql_name}_aggregate_order_by"
+
+        def fields() -> dict[str, GraphQLInputField]:
+            f: dict[str, GraphQLInputField] = {"count": GraphQLInputField(self.order_by)}
+            for op in ALL_AGG_OPS:
+                cols = self._op_columns(table, op)
+                if cols:
+                    op_name = f"{table.gql_name}_{op}_order_by"
+                    f[op] = GraphQLInputField(
+                        self._memo(
+                            op_name,
+                            lambda op_name=op_name, cols=cols: GraphQLInputObjectType(
+                                op_name,
+                                {c.gql_name: GraphQLInputField(self.order_by) for c in cols},
+                            ),
+                        )
+                    )
+            return f
+
+        return self._memo(  # type: ignore[no-any-return]
+            name, lambda: GraphQLInputObjectType(name, fields)
+        )
+
+    def aggregate_type(self, table: Table) -> GraphQLObjectType:
+        """`x_aggregate { aggregate: x_aggregate_fields, nodes: [x!]! }`."""
+        name = f"{table.gql_name}_aggregate"
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLObjectType(
+                name,
+                lambda: {
+                    "aggregate": GraphQLField(
+                        self.aggregate_fields(table), extensions=_info("agg_aggregate")
+                    ),
+                    "nodes": GraphQLField(
+                        _nn(_list_nn(self.object_type(table))), extensions=_info("agg_nodes")
+                    ),
+                },
+                description=f'aggregated selection of "{table.name}"',
+            ),
+        )
+
+    def aggregate_fields(self, table: Table) -> GraphQLObjectType:
+        """`x_aggregate_fields`: `count(columns, distinct)` and one field per operator."""
+        name = f"{table.gql_name}_aggregate_fields"
+
+        def fields() -> dict[str, GraphQLField]:
+            f: dict[str, GraphQLField] = {
+                "count": GraphQLField(
+                    _nn(GraphQLInt),
+                    {
+                        "columns": GraphQLArgument(_list_nn(self.select_column_enum(table))),
+                        "distinct": GraphQLArgument(GraphQLBoolean),
+                    },
+                    extensions=_info("agg_count"),
+                )
+            }
+            for op in ALL_AGG_OPS:
+                cols = self._op_columns(table, op)
+                if not cols:
+                    continue
+                op_name = f"{table.gql_name}_{op}_fields"
+                f[op] = GraphQLField(
+                    self._memo(
+                        op_name,
+                        lambda op=op, op_name=op_name, cols=cols: GraphQLObjectType(
+                            op_name,
+                            {
+                                c.gql_name: GraphQLField(
+                                    self._agg_scalar(op, c),
+                                    extensions=_info("agg_column", column=c, op=op),
+                                )
+                                for c in cols
+                            },
+                            description=f"aggregate {op} on columns",
+                        ),
+                    ),
+                    extensions=_info("agg_op", op=op),
+                )
+            return f
+
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLObjectType(
+                name, fields, description=f'aggregate fields of "{table.name}"'
+            ),
+        )
+
+    def _agg_scalar(self, op: str, column: Column) -> GraphQLScalarType:
+        if op in ("sum", "max", "min"):
+            return self.scalar(column.scalar)
+        return GraphQLFloat
+
+    # -- roots --------------------------------------------------------------------------
+    def query_fields(self) -> dict[str, GraphQLField]:
+        """The query (and subscription) root fields of every table."""
+        fields: dict[str, GraphQLField] = {}
+        for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
+            if not table.gql_name:
+                continue
+            rf = table.root_fields
+            obj = self.object_type(table)
+            fields[rf.select] = GraphQLField(
+                _nn(_list_nn(obj)),
+                self.select_args(table),
+                description=f'fetch data from the table: "{table.name}"',
+                extensions=_info("select", table=table),
+            )
+            fields[rf.select_aggregate] = GraphQLField(
+                _nn(self.aggregate_type(table)),
+                self.select_args(table),
+                description=f'fetch aggregated fields from the table: "{table.name}"',
+                extensions=_info("select_aggregate", table=table),
+            )
+            if table.primary_key and all(table.column(c) for c in table.primary_key):
+                pk_args = {}
+                for col_name in table.primary_key:
+                    col = table.column(col_name)
+                    assert col is not None
+                    pk_args[col.gql_name] = GraphQLArgument(_nn(self.scalar(col.scalar)))
+                fields[rf.select_by_pk] = GraphQLField(
+                    obj,
+                    pk_args,
+                    description=f'fetch data from the table: "{table.name}" using primary key '
+                    "columns",
+                    extensions=_info("select_by_pk", table=table),
+                )
+        if not fields:
+            fields["no_queries_available"] = GraphQLField(_nn(GraphQLString))
+        return fields
+
+    def build(self) -> GraphQLSchema:
+        """The finished schema: `query_root` and `subscription_root`."""
+        qf = self.query_fields()
+        query = GraphQLObjectType("query_root", qf)
+        subscription = GraphQLObjectType("subscription_root", dict(qf))
+        return GraphQLSchema(query=query, subscription=subscription)
+
+
+def build_schema(ir: Ir) -> GraphQLSchema:
+    """The admin role's GraphQL schema for `ir` (every tracked table, every column)."""
+    return SchemaBuilder(ir).build()

@@ -1,0 +1,24 @@
+"""What a generated GraphQL field means, attached to it as `extensions["svc"]`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svc.ir.model import Column, Relationship, Table
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """The meaning of one GraphQL field.
+
+    `kind` is one of: `select`, `select_by_pk`, `select_aggregate` (root fields, `table`
+    set); `column` (`column` set); `object_rel`, `array_rel`, `array_agg` (`relationship`
+    and the target `table` set); `agg_count`, `agg_op` (`op` set: `sum`, `avg`, …),
+    `agg_column` (`column`, `op`); `agg_nodes`, `agg_aggregate`.
+    """
+
+    kind: str
+    table: Table | None = None
+    column: Column | None = None
+    relationship: Relationship | None = None
+    op: str = ""

@@ -1,0 +1,1 @@
+"""HTTP: the ASGI application (the only layer that knows ASGI)."""

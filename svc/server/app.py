@@ -1,0 +1,169 @@
+"""The ASGI application: routes, body handling, errors, one JSON log line per request.
+
+Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
+`POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
+`GET /v1/version`, `GET /v1alpha1/config`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from svc.api.engine import Engine
+from svc.config import Config
+from svc.errors import SvcError
+from svc.server.auth import Session, authenticate
+from svc.version import VERSION
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+JSON_HEADERS = [(b"content-type", b"application/json; charset=utf-8")]
+NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
+
+
+class App:
+    """ASGI 3 application; the engine is started by the lifespan protocol."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.engine: Engine | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:  # reported to the server, which exits
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        """Start the engine (idempotent)."""
+        if self.engine is None:
+            self.engine = await Engine.start(self.config)
+
+    async def shutdown(self) -> None:
+        """Stop the engine."""
+        if self.engine is not None:
+            await self.engine.close()
+            self.engine = None
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        method, path = scope["method"], scope["path"]
+        status, body, headers = await self.handle(scope, receive)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        if self.config.log_requests:
+            log = {
+                "type": "http-log",
+                "method": method,
+                "path": path,
+                "status": status,
+                "ms": round((time.perf_counter() - started) * 1000, 3),
+            }
+            sys.stdout.write(_encode(log).decode() + "\n")
+
+    async def handle(
+        self, scope: Scope, receive: Receive
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """Route one request; returns (status, body, headers)."""
+        method, path = scope["method"], scope["path"].rstrip("/") or "/"
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            if path == "/healthz":
+                return 200, b"OK", [(b"content-type", b"text/plain")]
+            if path == "/v1/version" and method == "GET":
+                return 200, _encode({"version": VERSION}), JSON_HEADERS
+            engine = self.engine
+            if engine is None:
+                raise SvcError("unexpected", "server is starting", status=503)
+            session = authenticate(self.config, headers)
+            if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
+                self._require_api("graphql")
+                raw = await self._json(receive)
+                return (
+                    200,
+                    await engine.graphql(raw, session.role, session.variables),
+                    (JSON_HEADERS),
+                )
+            if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
+                self._require_api("metadata")
+                raw = await self._json(receive)
+                self._require_admin(session)
+                return 200, _encode(await engine.metadata(raw)), JSON_HEADERS
+            if path == "/v1/graphql/explain" and method == "POST":
+                self._require_api("metadata")
+                raw = await self._json(receive)
+                self._require_admin(session)
+                return 200, _encode(await engine.explain(raw)), JSON_HEADERS
+            if path == "/v1alpha1/config" and method == "GET":
+                self._require_api("config")
+                self._require_admin(session)
+                return 200, _encode(self._config_record()), JSON_HEADERS
+            raise NOT_FOUND
+        except SvcError as exc:
+            is_graphql = path in ("/v1/graphql", "/v1alpha1/graphql")
+            if is_graphql and exc.code not in ("invalid-json", "not-found"):
+                return 200, _encode({"errors": [exc.to_graphql_error()]}), JSON_HEADERS
+            return exc.status, _encode(exc.to_query_body()), JSON_HEADERS
+
+    def _require_api(self, name: str) -> None:
+        if name not in self.config.enabled_apis:
+            raise NOT_FOUND
+
+    @staticmethod
+    def _require_admin(session: Session) -> None:
+        if not session.is_admin:
+            raise SvcError("access-denied", "restricted access : admin only", path="$.args")
+
+    @staticmethod
+    async def _json(receive: Receive) -> Any:
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        try:
+            return _decode(b"".join(chunks))
+        except msgspec.DecodeError:
+            raise SvcError("invalid-json", "invalid json", path="$") from None
+
+    def _config_record(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "is_admin_secret_set": bool(self.config.admin_secrets),
+            "is_auth_hook_set": False,
+            "is_jwt_set": False,
+            "jwt": [],
+            "is_allow_list_enabled": False,
+            "live_queries": {"batch_size": 100, "refetch_delay": 1},
+        }
+
+
+def create_app() -> App:
+    """The app factory Granian workers call: configuration from `SVC_GRAPHQL_*`."""
+    return App(Config.from_env(dict(os.environ)))

@@ -1,0 +1,1 @@
+"""SQL text utilities (statement splitting, keyword inspection)."""

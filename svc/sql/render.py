@@ -1,0 +1,359 @@
+"""Render plan nodes to one SQL statement in which Postgres builds the JSON answer.
+
+Shape (reference notes, "SQL shape"): a list is `coalesce(json_agg(<row json> ORDER BY …),
+'[]')` over a base subquery that applies `WHERE`/`ORDER BY`/`LIMIT`; relationships are
+`LEFT OUTER JOIN LATERAL`s; a row is `row_to_json((SELECT "_e" FROM (SELECT … AS "alias")
+AS "_e"))`. Every value is a `$n` parameter sent as text and cast to the column's type;
+every identifier is quoted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from svc.metadata.model import QualifiedName
+from svc.plan.nodes import (
+    AggAggregate,
+    AggCount,
+    AggLeaf,
+    AggNodes,
+    AggOp,
+    Aggregate,
+    And,
+    BoolExp,
+    ColumnField,
+    Compare,
+    Exists,
+    Field,
+    Hop,
+    IsNull,
+    Not,
+    Or,
+    OrderKey,
+    Param,
+    QueryPlan,
+    RelField,
+    Rows,
+    Select,
+    Typename,
+)
+
+COMPARE_OPS = {
+    "_eq": "=",
+    "_neq": "<>",
+    "_gt": ">",
+    "_lt": "<",
+    "_gte": ">=",
+    "_lte": "<=",
+    "_like": "LIKE",
+    "_nlike": "NOT LIKE",
+    "_ilike": "ILIKE",
+    "_nilike": "NOT ILIKE",
+    "_similar": "SIMILAR TO",
+    "_nsimilar": "NOT SIMILAR TO",
+    "_regex": "~",
+    "_nregex": "!~",
+    "_iregex": "~*",
+    "_niregex": "!~*",
+    "_contains": "@>",
+    "_contained_in": "<@",
+    "_has_key": "?",
+    "_has_keys_any": "?|",
+    "_has_keys_all": "?&",
+}
+MAX_IDENT = 63  # Postgres truncates longer identifiers
+
+
+def ident(name: str) -> str:
+    """A quoted identifier: `"na""me"`."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def qualified(name: QualifiedName) -> str:
+    """`"schema"."name"`."""
+    return f"{ident(name.schema)}.{ident(name.name)}"
+
+
+def literal(text: str) -> str:
+    """A SQL string literal; used only for generated names (`__typename`), never user input."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """SQL text and the parameters `$1…$n` in order."""
+
+    sql: str
+    params: tuple[Param, ...]
+
+
+@dataclass
+class Renderer:
+    """Renders one statement; collects parameters and hands out fresh aliases."""
+
+    params: list[Param] = field(default_factory=list)
+    counter: int = 0
+
+    def alias(self, prefix: str) -> str:
+        """A fresh table alias (`_t3`)."""
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def param(self, p: Param) -> str:
+        """`$n::text::<type>` for a parameter (`text[]` for lists)."""
+        self.params.append(p)
+        n = len(self.params)
+        if p.is_list:
+            return f"${n}::text[]::{p.pg_type}[]"
+        if p.pg_type == "text":
+            return f"${n}::text"
+        return f"${n}::text::{p.pg_type}"
+
+    # -- boolean expressions ------------------------------------------------------------
+    def bool_exp(self, exp: BoolExp, alias: str) -> str:
+        """A SQL condition over the row named `alias`."""
+        if isinstance(exp, And):
+            if not exp.items:
+                return "true"
+            return " AND ".join(f"({self.bool_exp(e, alias)})" for e in exp.items)
+        if isinstance(exp, Or):
+            if not exp.items:
+                return "false"
+            return " OR ".join(f"({self.bool_exp(e, alias)})" for e in exp.items)
+        if isinstance(exp, Not):
+            return f"NOT ({self.bool_exp(exp.item, alias)})"
+        if isinstance(exp, IsNull):
+            return f"{alias}.{ident(exp.column)} IS {'NOT ' if exp.negated else ''}NULL"
+        if isinstance(exp, Compare):
+            return self._compare(exp, alias)
+        if isinstance(exp, Exists):
+            inner = self.alias("_x")
+            cond = self.join_condition(exp.mapping, alias, inner)
+            return (
+                f"EXISTS (SELECT 1 FROM {qualified(exp.table)} AS {inner} "
+                f"WHERE ({cond}) AND ({self.bool_exp(exp.where, inner)}))"
+            )
+        raise TypeError(f"unknown boolean expression {exp!r}")
+
+    def _compare(self, exp: Compare, alias: str) -> str:
+        column = f"{alias}.{ident(exp.column)}"
+        if exp.op == "_in":
+            return f"{column} = ANY({self.param(exp.value)})"
+        if exp.op == "_nin":
+            return f"{column} <> ALL({self.param(exp.value)})"
+        return f"{column} {COMPARE_OPS[exp.op]} {self.param(exp.value)}"
+
+    @staticmethod
+    def join_condition(mapping: tuple[tuple[str, str], ...], outer: str, inner: str) -> str:
+        """`inner.remote = outer.local AND …` for a relationship's column mapping."""
+        return (
+            " AND ".join(f"{inner}.{ident(far)} = {outer}.{ident(near)}" for near, far in mapping)
+            or "true"
+        )
+
+    # -- ordering -----------------------------------------------------------------------
+    def order_expr(self, key: OrderKey, alias: str) -> str:
+        """The value a key orders by, for the row named `alias`."""
+        return self._path_expr(key.path, key.leaf, alias)
+
+    def _path_expr(self, path: tuple[Hop, ...], leaf: str | AggLeaf, alias: str) -> str:
+        if path:
+            hop = path[0]
+            inner = self.alias("_o")
+            cond = self.join_condition(hop.mapping, alias, inner)
+            value = self._path_expr(path[1:], leaf, inner)
+            return f"(SELECT {value} FROM {qualified(hop.table)} AS {inner} WHERE {cond} LIMIT 1)"
+        if isinstance(leaf, str):
+            return f"{alias}.{ident(leaf)}"
+        inner = self.alias("_a")
+        cond = self.join_condition(leaf.mapping, alias, inner)
+        agg = "count(*)" if leaf.op == "count" else f"{leaf.op}({inner}.{ident(leaf.column or '')})"
+        return f"(SELECT {agg} FROM {qualified(leaf.table)} AS {inner} WHERE {cond})"
+
+    @staticmethod
+    def direction(key: OrderKey) -> str:
+        """`ASC NULLS LAST` and friends."""
+        return (
+            f"{'DESC' if key.descending else 'ASC'} NULLS {'FIRST' if key.nulls_first else 'LAST'}"
+        )
+
+    # -- rows ---------------------------------------------------------------------------
+    def base(
+        self, rows: Rows, alias: str, join: tuple[tuple[tuple[str, str], ...], str] | None
+    ) -> tuple[str, list[str]]:
+        """The base subquery of `rows` (filter, order, window) and the outer order items.
+
+        `join` is (mapping, parent alias) for a relationship. Order keys through relationships
+        are computed once here and exposed as columns `"_o.N"` for the outer `json_agg`.
+        """
+        t = self.alias("_t")
+        conds = []
+        if join is not None:
+            conds.append(self.join_condition(join[0], join[1], t))
+        conds.append(self.bool_exp(rows.where, t))
+        extra: list[str] = []
+        inner_order: list[str] = []
+        outer_order: list[str] = []
+        for i, key in enumerate(rows.order_by):
+            expr = self.order_expr(key, t)
+            direction = self.direction(key)
+            inner_order.append(f"{expr} {direction}")
+            if not key.path and isinstance(key.leaf, str):
+                outer_order.append(f"{alias}.{ident(key.leaf)} {direction}")
+            else:
+                name = ident(f"_o.{i}")
+                extra.append(f"{expr} AS {name}")
+                outer_order.append(f"{alias}.{name} {direction}")
+        distinct = ""
+        if rows.distinct_on:
+            cols = ", ".join(f"{t}.{ident(c)}" for c in rows.distinct_on)
+            distinct = f"DISTINCT ON ({cols}) "
+            inner_order = [f"{t}.{ident(c)}" for c in rows.distinct_on if not rows.order_by] + (
+                inner_order
+            )
+        select_list = ", ".join([f"{t}.*", *extra])
+        sql = f"SELECT {distinct}{select_list} FROM {qualified(rows.table)} AS {t} WHERE " + (
+            " AND ".join(f"({c})" for c in conds)
+        )
+        if inner_order:
+            sql += " ORDER BY " + ", ".join(inner_order)
+        if rows.limit is not None:
+            sql += f" LIMIT {self.param(rows.limit)}"
+        if rows.offset is not None:
+            sql += f" OFFSET {self.param(rows.offset)}"
+        return sql, outer_order
+
+    # -- selections ---------------------------------------------------------------------
+    def row_json(self, fields: tuple[tuple[str, Field], ...], alias: str, joins: list[str]) -> str:
+        """A JSON object of `fields` for the row `alias`; relationship joins go to `joins`."""
+        items = [(name, self.field(f, alias, joins)) for name, f in fields]
+        if not items:
+            return "json_build_object()"
+        if any(len(name.encode()) > MAX_IDENT for name, _ in items):
+            pairs = ", ".join(f"{literal(name)}, {expr}" for name, expr in items)
+            return f"json_build_object({pairs})"
+        e = self.alias("_e")
+        cols = ", ".join(f"{expr} AS {ident(name)}" for name, expr in items)
+        return f"row_to_json((SELECT {e} FROM (SELECT {cols}) AS {e}))"
+
+    def field(self, f: Field, alias: str, joins: list[str]) -> str:
+        """The SQL value of one field of the row `alias`."""
+        if isinstance(f, Typename):
+            return literal(f.name)
+        if isinstance(f, ColumnField):
+            value = f"{alias}.{ident(f.column)}"
+            if f.json_path is not None:
+                value = f"({value} #> {self.param(f.json_path)}::text[])"
+            return f"({value})::text" if f.as_text else value
+        rel = self.alias("_r")
+        if f.unique and isinstance(f.select, Select):
+            joins.append(self._object_join(f, alias, rel))
+        else:
+            sub = self.selection(f.select, (f.mapping, alias))
+            joins.append(f"LEFT OUTER JOIN LATERAL ({sub}) AS {rel} ON true")
+        return f"{rel}.{ident('v')}"
+
+    def _object_join(self, f: RelField, parent: str, rel: str) -> str:
+        """A plain lateral join Postgres can flatten into a hash or merge join."""
+        assert isinstance(f.select, Select)
+        b = self.alias("_b")
+        joins: list[str] = []
+        obj = self.row_json(f.select.fields, b, joins)
+        cond = self.join_condition(f.mapping, parent, b)
+        return (
+            f"LEFT OUTER JOIN LATERAL (SELECT {obj} AS {ident('v')} FROM "
+            f"{qualified(f.select.rows.table)} AS {b} {' '.join(joins)} WHERE {cond}) AS {rel} "
+            "ON true"
+        )
+
+    def selection(
+        self, sel: Select | Aggregate, join: tuple[tuple[tuple[str, str], ...], str] | None
+    ) -> str:
+        """A `SELECT` whose single column `"v"` is the JSON of `sel`."""
+        b = self.alias("_b")
+        base, outer_order = self.base(sel.rows, b, join)
+        joins: list[str] = []
+        order = f" ORDER BY {', '.join(outer_order)}" if outer_order else ""
+        if isinstance(sel, Select):
+            obj = self.row_json(sel.fields, b, joins)
+            value = (
+                f"json_agg({obj}{order})->0"
+                if sel.single
+                else f"coalesce(json_agg({obj}{order}), '[]')"
+            )
+        else:
+            value = self.aggregate_json(sel, b, joins, order)
+        return f"SELECT {value} AS {ident('v')} FROM ({base}) AS {b}" + "".join(
+            " " + j for j in joins
+        )
+
+    def aggregate_json(self, agg: Aggregate, b: str, joins: list[str], order: str) -> str:
+        """`json_build_object('aggregate', …, 'nodes', …)` for the rows `b`."""
+        parts: list[str] = []
+        for name, item in agg.fields:
+            if isinstance(item, Typename):
+                value = literal(item.name)
+            elif isinstance(item, AggNodes):
+                obj = self.row_json(item.fields, b, joins)
+                value = f"coalesce(json_agg({obj}{order}), '[]')"
+            else:
+                value = self._aggregate_object(item, b)
+            parts.append(f"{literal(name)}, {value}")
+        return f"json_build_object({', '.join(parts)})"
+
+    def _aggregate_object(self, item: AggAggregate, b: str) -> str:
+        parts: list[str] = []
+        for name, agg in item.items:
+            if isinstance(agg, Typename):
+                value = literal(agg.name)
+            elif isinstance(agg, AggCount):
+                value = self._count(agg, b)
+            else:
+                value = self._agg_op(agg, b)
+            parts.append(f"{literal(name)}, {value}")
+        return f"json_build_object({', '.join(parts)})"
+
+    @staticmethod
+    def _count(agg: AggCount, b: str) -> str:
+        if not agg.columns:
+            return "count(*)"
+        cols = ", ".join(f"{b}.{ident(c)}" for c in agg.columns)
+        if len(agg.columns) > 1:
+            cols = f"({cols})"
+        return f"count({'DISTINCT ' if agg.distinct else ''}{cols})"
+
+    @staticmethod
+    def _agg_op(agg: AggOp, b: str) -> str:
+        parts: list[str] = []
+        for name, column, as_text in agg.columns:
+            if not column:
+                value = literal(agg.typename)
+            else:
+                value = f"{agg.op}({b}.{ident(column)})"
+                if as_text:
+                    value = f"({value})::text"
+            parts.append(f"{literal(name)}, {value}")
+        return f"json_build_object({', '.join(parts)})"
+
+
+def render_root(sel: Select | Aggregate) -> Statement:
+    """The statement for one root field: one row, one `json` column."""
+    r = Renderer()
+    sql = r.selection(sel, None)
+    return Statement(sql, tuple(r.params))
+
+
+def render_query(plan: QueryPlan) -> tuple[Statement, tuple[str, ...]]:
+    """One statement for all database root fields of `plan`, and their aliases in order.
+
+    With one root field the statement is that field's own (what explain shows); with several,
+    each is a scalar subquery of one `SELECT`, so the operation is still one round trip.
+    """
+    roots = [(r.alias, r.select) for r in plan.roots if isinstance(r.select, Select | Aggregate)]
+    if not roots:
+        return Statement("", ()), ()
+    if len(roots) == 1:
+        return render_root(roots[0][1]), (roots[0][0],)
+    r = Renderer()
+    cols = ", ".join(f"({r.selection(sel, None)}) AS {ident(alias)}" for alias, sel in roots)
+    return Statement(f"SELECT {cols}", tuple(r.params)), tuple(a for a, _ in roots)
