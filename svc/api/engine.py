@@ -70,7 +70,10 @@ class Engine:
         if version > self.state.version:
             async with self._reload_lock:
                 if version > self.state.version:
-                    self.state = await self._load(self.db)
+                    loaded = await self._load(self.db)
+                    # A local write may have installed a newer state meanwhile.
+                    if loaded.version > self.state.version:
+                        self.state = loaded
 
     async def _poll(self) -> None:
         while True:

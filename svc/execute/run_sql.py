@@ -16,6 +16,9 @@ from svc.execute.copy_text import decode_copy_text
 from svc.sql.split import first_keyword, split_statements
 
 COPYABLE = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE"})
+# The whole script is one transaction (so a failed metadata check undoes it); the script's
+# own transaction brackets would end that transaction early, so they are skipped.
+TRANSACTION_CONTROL = frozenset({"BEGIN", "START", "COMMIT", "END"})
 
 
 class _Sink:
@@ -32,7 +35,7 @@ async def run_script(conn: asyncpg.Connection, sql: str) -> dict[str, Any]:
     Returns `{"result_type": "CommandOk", "result": None}` or `{"result_type": "TuplesOk",
     "result": [[names…], [values as text or "NULL"…], …]}`. Raises `asyncpg.PostgresError`.
     """
-    statements = split_statements(sql)
+    statements = [s for s in split_statements(sql) if first_keyword(s) not in TRANSACTION_CONTROL]
     if not statements:
         return {"result_type": "CommandOk", "result": None}
     *head, last = statements

@@ -1,0 +1,111 @@
+"""Test support: a throwaway Postgres, fresh databases, and svc servers as real processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def with_database(url: str, name: str) -> str:
+    """`url` with its database name replaced by `name`."""
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{name}"
+
+
+def create_database(admin_url: str, prefix: str = "t") -> str:
+    """Create an empty database on the cluster of `admin_url`; returns its URL."""
+    import asyncio
+
+    import asyncpg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+    async def go() -> None:
+        conn = await asyncpg.connect(admin_url)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
+    return with_database(admin_url, name)
+
+
+class ServerProcess:
+    """`svc serve` in a subprocess on a free port, with one worker by default."""
+
+    def __init__(self, database_url: str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        full_env = {
+            **os.environ,
+            "SVC_GRAPHQL_SERVER_WORKERS": "1",
+            "SVC_GRAPHQL_LOG_REQUESTS": "false",
+            **(env or {}),
+        }
+        cmd = [sys.executable, "-m", "svc", "serve", "--database-url", database_url,
+               "--server-host", "127.0.0.1", "--server-port", str(self.port), *args]
+        self.log_path = Path(f"/tmp/svc-test-server-{self.port}.log")
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=self._log,
+                                     stderr=subprocess.STDOUT)
+        self.client = httpx.Client(base_url=self.url, timeout=60)
+        self._wait()
+
+    def _wait(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"svc exited early:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                if self.client.get("/healthz").status_code == 200 and self._ready():
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"svc did not start:\n{self.log_path.read_text()[-3000:]}")
+
+    def _ready(self) -> bool:
+        r = self.client.post("/v1/query", json={"type": "export_metadata", "args": {}})
+        return r.status_code == 200
+
+    def query(self, body: Any, **kw: Any) -> httpx.Response:
+        """POST a `/v1/query` body."""
+        return self.client.post("/v1/query", json=body, **kw)
+
+    def graphql(self, query: str, variables: dict[str, Any] | None = None, **kw: Any) -> Any:
+        """POST a GraphQL query; returns the decoded body."""
+        body: dict[str, Any] = {"query": query}
+        if variables is not None:
+            body["variables"] = variables
+        return self.client.post("/v1/graphql", json=body, **kw).json()
+
+    def stop(self) -> None:
+        """Terminate the server and wait for it."""
+        self.client.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
