@@ -52,6 +52,7 @@ from svc.plan.nodes import (
     Typename,
     VarRef,
 )
+from svc.plan.json_path import parse_json_path
 from svc.plan.values import ValueReader
 from svc.schema.info import FieldInfo
 
@@ -299,11 +300,12 @@ class Planner:
             col = info.column
             assert col is not None
             args = self._args(field, nodes[0])
-            path = args.get("path")
+            path = self.reader.concrete(args.get("path"))
+            keys = list(parse_json_path(path)) if path is not None else None
             return ColumnField(
                 col.name,
                 self.stringify and col.stringifiable,
-                self._scalar_param(path, "text") if path is not None else None,
+                Param(Const(keys), "text", True) if keys is not None else None,
             )
         rel = info.relationship
         target = info.table

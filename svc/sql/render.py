@@ -104,7 +104,7 @@ class Renderer:
         self.params.append(p)
         n = len(self.params)
         if p.is_list:
-            return f"${n}::text[]::{p.pg_type}[]"
+            return f"${n}::text[]" if p.pg_type == "text" else f"${n}::text[]::{p.pg_type}[]"
         if p.pg_type == "text":
             return f"${n}::text"
         return f"${n}::text::{p.pg_type}"
@@ -243,7 +243,7 @@ class Renderer:
         if isinstance(f, ColumnField):
             value = f"{alias}.{ident(f.column)}"
             if f.json_path is not None:
-                value = f"({value} #> {self.param(f.json_path)}::text[])"
+                value = f"({value} #> {self.param(f.json_path)})"
             return f"({value})::text" if f.as_text else value
         rel = self.alias("_r")
         if f.unique and isinstance(f.select, Select):

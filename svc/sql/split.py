@@ -13,7 +13,7 @@ where a statement ends, ``psql`` (``psqlscan.l``):
 * dollar quotes ``$$...$$`` and ``$tag$...$tag$``, where the tag is an identifier-like
   word (letters, digits, ``_``, non-ASCII; not starting with a digit).  ``$1`` is a
   positional parameter, not a quote, and a ``$`` that continues a word
-  (``a$b$``) is part of that word;
+  (``a$b$``, ``x1$$``) is part of that word;
 * ``--`` comments to the end of the line (``\\n`` or ``\\r``);
 * ``/* ... */`` comments, which nest.
 
@@ -107,6 +107,23 @@ def _is_word_char(ch: str) -> bool:
     return ch in _WORD_CHARS or ch >= "\x80"
 
 
+def _continues_word(script: str, i: int, floor: int) -> bool:
+    """Whether the ``$`` at ``i``, preceded by a word character, is part of a word.
+
+    It is, unless what precedes it is a number (``1$$``) or a parameter
+    (``$1$$``): Postgres lexes those as a separate token, so a dollar quote may
+    follow directly.  Text before ``floor`` belongs to an earlier quoted token.
+    """
+    j = i
+    while j > floor and "0" <= script[j - 1] <= "9":
+        j -= 1
+    if j == i:  # not preceded by a digit: a letter, _, $ or non-ASCII word
+        return True
+    if j > floor and script[j - 1] == "$":  # $<digits>: a parameter, unless in a word
+        j -= 1
+    return j > floor and _is_word_char(script[j - 1])
+
+
 def _skip_block_comment(text: str, pos: int) -> int:
     """Return the index just past the (nested) block comment opening at ``pos``.
 
@@ -187,6 +204,9 @@ def split_statements(script: str) -> list[str]:
     in_routine = _is_routine_head(script, 0)
     begin_depth = 0
     search = _WORDY.search if in_routine else _FAST.search
+    # End of the last dollar quote: its closing '$' is not a word character for
+    # what follows ($a$x$a$$b$ ... is two dollar quotes, $a$x$a$E'..' an E'' string).
+    dollar_end = -1
 
     while True:
         m = search(script, pos)
@@ -196,7 +216,11 @@ def split_statements(script: str) -> list[str]:
         c = script[i]
 
         if c == "'":
-            if i and script[i - 1] in "eE" and (i == 1 or not _is_word_char(script[i - 2])):
+            if (
+                i
+                and script[i - 1] in "eE"
+                and (i == 1 or i - 1 == dollar_end or not _is_word_char(script[i - 2]))
+            ):
                 # E'...': re-read with backslash escapes (the plain-string
                 # alternative may have stopped at, or failed on, an escaped quote).
                 q = _EQ_END.match(script, i + 1)
@@ -225,8 +249,13 @@ def split_statements(script: str) -> list[str]:
                 pos = n
                 break
         elif c == "$":
-            # A '$' continuing a word (a$b$, or 1$) never opens a dollar quote.
-            if i and _is_word_char(script[i - 1]):
+            # A '$' continuing a word (a$b$) never opens a dollar quote.
+            if (
+                i != dollar_end
+                and i
+                and _is_word_char(script[i - 1])
+                and _continues_word(script, i, max(dollar_end, 0))
+            ):
                 continue
             tag = _DOLLAR_TAG.match(script, i)
             if tag is None:
@@ -235,13 +264,13 @@ def split_statements(script: str) -> list[str]:
             if close < 0:
                 pos = n
                 break
-            pos = close + (tag.end() - i)
+            pos = dollar_end = close + (tag.end() - i)
         elif c == "/":  # "/*"
             pos = _skip_block_comment(script, i)
         elif (
             c != "-"  # "--" comments need nothing; else BEGIN/CASE/END from _WORDY
             and parens == 0
-            and (i == 0 or not _is_word_char(script[i - 1]))
+            and (i == 0 or i == dollar_end or not _is_word_char(script[i - 1]))
             and (pos == n or not _is_word_char(script[pos]))
         ):
             word = m.group().lower()

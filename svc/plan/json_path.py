@@ -1,0 +1,39 @@
+"""Parse the `path` argument of json/jsonb columns into the key list of Postgres `#>`.
+
+The grammar is `grammar/json_path.lark`; e.g. `$.a.b[0]` → `["a", "b", "0"]`.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, LarkError, Token, Tree
+
+from svc.errors import SvcError
+
+_GRAMMAR = Path(__file__).resolve().parent.parent.parent / "grammar" / "json_path.lark"
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(_GRAMMAR.read_text(), parser="lalr")
+
+
+@lru_cache(maxsize=1024)
+def parse_json_path(text: str) -> tuple[str, ...]:
+    """Keys of a JSON path; raises `validation-failed` for a malformed path."""
+    try:
+        tree = _parser().parse(text)
+    except LarkError as exc:
+        raise SvcError(
+            "validation-failed", f"parse json path error: {exc}".splitlines()[0], path="$"
+        ) from None
+    keys: list[str] = []
+    for node in tree.children:
+        assert isinstance(node, Tree)
+        token = node.children[0]
+        assert isinstance(token, Token)
+        keys.append(ast.literal_eval(token) if node.data == "quoted" else str(token))
+    return tuple(keys)

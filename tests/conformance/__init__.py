@@ -1,0 +1,1 @@
+"""Conformance run of svc over the shared upstream-style YAML corpus."""

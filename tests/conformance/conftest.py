@@ -1,0 +1,40 @@
+"""Fixtures of the conformance run: one run per session, shown in the terminal summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.runner import (
+    CORPUS,
+    SKIP_REASON,
+    RunResult,
+    format_summary,
+    run_corpus,
+    write_last_run,
+)
+
+RUN_KEY = pytest.StashKey[RunResult]()
+
+
+@pytest.fixture(scope="session")
+def conformance_run(request: pytest.FixtureRequest, pg_url: str) -> RunResult:
+    """The whole corpus run once on a real server; also writes `last_run.json`.
+
+    Other tests may assert thresholds on `conformance_run.rates()` ({dir: (passed, total)}).
+    """
+    if not CORPUS.is_dir():
+        pytest.skip(SKIP_REASON)
+    run = run_corpus(pg_url)
+    request.config.stash[RUN_KEY] = run
+    write_last_run(run)
+    return run
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the per-directory pass table at the end of every run that ran the corpus."""
+    run = terminalreporter.config.stash.get(RUN_KEY, None)
+    if run is None:
+        return
+    terminalreporter.section("conformance")
+    for line in format_summary(run).splitlines():
+        terminalreporter.write_line(line)

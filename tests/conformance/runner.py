@@ -1,0 +1,593 @@
+"""Conformance runner: replays the upstream-style YAML corpus against a real `svc serve`.
+
+The corpus (`../shared/conformance`, see `CORPUS`) holds one directory per upstream test class.
+Each directory has setup/teardown request bodies and case files; a case file is one step (a
+mapping) or a stateful script (a list of steps) with `url`, `status`, optional `headers`,
+`method`, `body`, `query` (the request body), `response` and `resp_headers`.
+
+Setup granularity follows upstream's pytest fixtures:
+
+* `setup.yaml`/`teardown.yaml` run once per directory (`per_class_tests_db_state`), except
+  under `v1/`, where they run around every case file (`per_method_tests_db_state`).
+* `schema_setup.yaml`/`schema_teardown.yaml` run once per directory and
+  `values_setup.yaml`/`values_teardown.yaml` around every case file (the mutation fixtures
+  `per_class_db_schema_for_mutation_tests` + `per_method_db_data_for_mutation_tests`).
+
+Every setup/teardown body is POSTed to `/v1/query` and must answer 200. The root `clear_db.yaml`
+runs once on every database the runner uses. When a setup or teardown fails, or the server
+dies, the runner moves to a fresh database and a fresh server so later directories start clean.
+
+Comparison rules (`compare_step`): the status must match exactly; an expected error body
+(GraphQL `{errors: [...]}` or `/v1/query` `{code, error}`) is compared by error code only;
+`/v1/graphql/explain` bodies by shape; anything else by JSON equality (numbers by value, key
+order ignored; booleans are not numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import yaml
+
+from tests.support import SHARED, ServerProcess, create_database
+
+CORPUS = SHARED / "conformance"
+"""The shared corpus: `../shared/conformance` relative to the project."""
+
+SKIP_REASON = "../shared/conformance not found (a user's clone has no shared corpus)"
+
+HERE = Path(__file__).resolve().parent
+BASELINE_PATH = HERE / "baseline.json"
+LAST_RUN_PATH = HERE / "last_run.json"
+UPDATE_BASELINE_ENV = "SVC_CONFORMANCE_UPDATE_BASELINE"
+
+SERVER_ARGS: tuple[str, ...] = ("--stringify-numeric-types",)
+"""Upstream runs the whole suite with `serve --stringify-numeric-types`."""
+
+REQUEST_TIMEOUT = 30.0
+"""Seconds allowed for one request; a hung engine must not stall the whole run."""
+
+PASS = "pass"
+
+SETUP_NAMES = frozenset({
+    "setup.yaml", "teardown.yaml",
+    "schema_setup.yaml", "schema_teardown.yaml",
+    "values_setup.yaml", "values_teardown.yaml",
+})
+
+EXTRA_CASES: dict[str, int] = {
+    # upstream: test_select_query_invalid_fkey_relationship posts this bare /v1/query body and
+    # expects 400 ("Expecting object { table, columns }.", message not checked here).
+    "graphql_query/basic/setup_invalid_fkey_relationship.yaml": 400,
+}
+"""Bare `/v1/query` bodies (not case files) that upstream posts expecting this status."""
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+
+
+class _CorpusLoader(yaml.SafeLoader):
+    """SafeLoader without the timestamp resolver: dates stay the strings JSON would carry."""
+
+
+_CorpusLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_yaml(path: Path) -> Any:
+    """The document in `path`, normalised to what JSON can carry (e.g. int keys → strings)."""
+    data = yaml.load(path.read_text(), Loader=_CorpusLoader)  # noqa: S506 (safe loader subclass)
+    return json.loads(json.dumps(data, default=str))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request/response step; `id` is `<dir>/<file>` or `<dir>/<file>#<index>`."""
+
+    id: str
+    step: dict[str, Any]
+
+
+@dataclass
+class CaseFile:
+    """A case file: its steps run in order (a list file is a stateful script)."""
+
+    name: str
+    ids: list[str]
+    cases: list[Case]
+    error: str | None = None
+    """Set when the file cannot be read as cases; every id then fails with it."""
+
+
+@dataclass
+class Suite:
+    """One corpus directory and how upstream sets it up."""
+
+    rel: str
+    path: Path
+    files: list[CaseFile]
+    dir_setup: list[Path] = field(default_factory=list)
+    dir_teardown: list[Path] = field(default_factory=list)
+    file_setup: list[Path] = field(default_factory=list)
+    file_teardown: list[Path] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        """All case ids of the directory, in run order."""
+        return [i for f in self.files for i in f.ids]
+
+
+def _existing(directory: Path, *names: str) -> list[Path]:
+    return [directory / n for n in names if (directory / n).is_file()]
+
+
+def _load_case_file(rel_dir: str, path: Path) -> CaseFile:
+    prefix = f"{rel_dir}/{path.name}" if rel_dir != "." else path.name
+    if prefix in EXTRA_CASES:
+        step = {"url": "/v1/query", "status": EXTRA_CASES[prefix], "query": load_yaml(path)}
+        return CaseFile(path.name, [prefix], [Case(prefix, step)])
+    try:
+        doc = load_yaml(path)
+    except (yaml.YAMLError, OSError) as exc:
+        return CaseFile(path.name, [prefix], [], error=f"unreadable case file: {_one_line(exc)}")
+    if isinstance(doc, list):
+        ids = [f"{prefix}#{i}" for i in range(len(doc))]
+        steps: list[Any] = doc
+    else:
+        ids, steps = [prefix], [doc]
+    cases: list[Case] = []
+    for case_id, step in zip(ids, steps, strict=True):
+        if not isinstance(step, dict) or "url" not in step or "status" not in step:
+            return CaseFile(path.name, ids, [], error=f"not a case (no url/status): {case_id}")
+        cases.append(Case(case_id, step))
+    return CaseFile(path.name, ids, cases)
+
+
+def discover(corpus: Path = CORPUS) -> list[Suite]:
+    """Every directory under `corpus` that holds case files, sorted by relative path."""
+    suites: list[Suite] = []
+    for directory in sorted([corpus, *(p for p in corpus.rglob("*") if p.is_dir())]):
+        rel = directory.relative_to(corpus).as_posix()
+        case_paths = sorted(
+            p for p in directory.glob("*.yaml")
+            if p.is_file() and p.name not in SETUP_NAMES
+            and not (rel == "." and p.name == "clear_db.yaml")
+        )
+        if not case_paths:
+            continue
+        suite = Suite(rel, directory, [_load_case_file(rel, p) for p in case_paths])
+        per_file = rel == "v1" or rel.startswith("v1/")
+        if per_file:
+            suite.file_setup = _existing(directory, "setup.yaml")
+            suite.file_teardown = _existing(directory, "teardown.yaml")
+        else:
+            suite.dir_setup = _existing(directory, "setup.yaml")
+            suite.dir_teardown = _existing(directory, "teardown.yaml")
+        suite.dir_setup += _existing(directory, "schema_setup.yaml")
+        suite.dir_teardown = _existing(directory, "schema_teardown.yaml") + suite.dir_teardown
+        suite.file_setup += _existing(directory, "values_setup.yaml")
+        suite.file_teardown = _existing(directory, "values_teardown.yaml") + suite.file_teardown
+        suites.append(suite)
+    return suites
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison
+
+
+def _one_line(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compact(value: Any, limit: int = 120) -> str:
+    """`value` as one-line JSON, truncated to `limit` characters."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return _one_line(text, limit)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def json_diff(expected: Any, actual: Any, path: str = "$") -> str | None:
+    """The first difference between two JSON values as `<path>: …`, or None when equal.
+
+    Numbers compare by value (2 == 2.0), booleans are not numbers, key order is ignored.
+    """
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key, exp in expected.items():
+            if key not in actual:
+                return f"{path}.{key}: missing (expected {compact(exp)})"
+            diff = json_diff(exp, actual[key], f"{path}.{key}")
+            if diff:
+                return diff
+        for key in actual:
+            if key not in expected:
+                return f"{path}.{key}: unexpected key (got {compact(actual[key])})"
+        return None
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return (f"{path}: expected {len(expected)} items, got {len(actual)}: "
+                    f"expected {compact(expected)}, got {compact(actual)}")
+        for i, (exp, act) in enumerate(zip(expected, actual, strict=True)):
+            diff = json_diff(exp, act, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    if _is_number(expected) and _is_number(actual):
+        equal = expected == actual
+    else:
+        equal = type(expected) is type(actual) and expected == actual
+    return None if equal else f"{path}: expected {compact(expected)}, got {compact(actual)}"
+
+
+def _graphql_error_code(body: Any) -> tuple[bool, Any]:
+    """(is a GraphQL error body, first `extensions.code`)."""
+    if isinstance(body, dict) and isinstance(body.get("errors"), list) and body["errors"]:
+        first = body["errors"][0]
+        ext = first.get("extensions") if isinstance(first, dict) else None
+        return True, ext.get("code") if isinstance(ext, dict) else None
+    return False, None
+
+
+def _is_query_error(body: Any) -> bool:
+    return isinstance(body, dict) and ("code" in body or "error" in body)
+
+
+def _error_text(body: Any) -> str:
+    """The message of an error body, for failure reasons."""
+    if isinstance(body, dict):
+        errors = body.get("errors")
+        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+            return _one_line(errors[0].get("message", ""), 140)
+        if "error" in body:
+            return _one_line(body["error"], 140)
+    return compact(body, 140)
+
+
+def compare_body(url: str, expected: Any, actual: Any, path: str = "$") -> str | None:
+    """Why `actual` does not satisfy `expected` for a request to `url`, or None."""
+    route = urlsplit(url).path
+    exp_gql_err, exp_code = _graphql_error_code(expected)
+    if exp_gql_err:
+        act_gql_err, act_code = _graphql_error_code(actual)
+        if not act_gql_err:
+            return f"{path}: expected GraphQL error {exp_code}, got {compact(actual)}"
+        if exp_code is not None and exp_code != act_code:
+            return f"{path}: code: expected {exp_code}, got {act_code} ({_error_text(actual)})"
+        return None
+    if _is_query_error(expected):
+        if not _is_query_error(actual):
+            return f"{path}: expected error {expected.get('code')}, got {compact(actual)}"
+        if "code" in expected and expected["code"] != actual.get("code"):
+            return (f"{path}: code: expected {expected['code']}, got {actual.get('code')} "
+                    f"({_error_text(actual)})")
+        return None
+    if route == "/v1/graphql/explain":
+        return _explain_diff(expected, actual, path)
+    if isinstance(expected, list) and route.endswith("/graphql"):
+        if not isinstance(actual, list):
+            return f"{path}: expected a batched (list) response, got {compact(actual)}"
+        if len(expected) != len(actual):
+            return f"{path}: expected {len(expected)} batch results, got {len(actual)}"
+        for i, (exp, act) in enumerate(zip(expected, actual, strict=True)):
+            diff = compare_body(url, exp, act, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    return json_diff(expected, actual, path)
+
+
+def _explain_item_diff(actual: Any, path: str) -> str | None:
+    if not isinstance(actual, dict):
+        return f"{path}: expected an object, got {compact(actual)}"
+    sql, plan = actual.get("sql"), actual.get("plan")
+    if not isinstance(sql, str) or not sql.strip():
+        return f"{path}.sql: expected a non-empty string, got {compact(sql)}"
+    if not isinstance(plan, list) or not all(isinstance(line, str) for line in plan):
+        return f"{path}.plan: expected a list of strings, got {compact(plan)}"
+    return None
+
+
+def _explain_diff(expected: Any, actual: Any, path: str) -> str | None:
+    """Explain output is compared by shape: fields in order, SQL text, plan lines."""
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            return f"{path}: expected a list of {{field, sql, plan}}, got {compact(actual)}"
+        exp_fields = [e.get("field") if isinstance(e, dict) else None for e in expected]
+        act_fields = [a.get("field") if isinstance(a, dict) else None for a in actual]
+        if exp_fields != act_fields:
+            return f"{path}: fields: expected {compact(exp_fields)}, got {compact(act_fields)}"
+        for i, act in enumerate(actual):
+            diff = _explain_item_diff(act, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    return _explain_item_diff(actual, path)
+
+
+def compare_step(step: dict[str, Any], status: int, body: Any,
+                 headers: httpx.Headers) -> str | None:
+    """Why a response does not satisfy the case `step`, or None when it passes."""
+    expected_status = step["status"]
+    if status != expected_status:
+        return f"status: expected {expected_status}, got {status}: {_error_text(body)}"
+    for name, value in (step.get("resp_headers") or {}).items():
+        if headers.get(name) != str(value):
+            return f"header {name}: expected {value!r}, got {headers.get(name)!r}"
+    if step.get("response") is None:
+        return None
+    if isinstance(body, _NotJson):
+        return f"non-JSON body: {_one_line(body.text, 120)}"
+    return compare_body(str(step["url"]), step["response"], body)
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass(frozen=True)
+class _NotJson:
+    """A response body that is not JSON."""
+
+    text: str
+
+
+def send(client: httpx.Client, step: dict[str, Any]) -> httpx.Response:
+    """Issue the request of `step` the way upstream's `hge_ctx.anyq` does."""
+    url = str(step["url"])
+    headers = {str(k): str(v) for k, v in (step.get("headers") or {}).items()}
+    method, body = step.get("method"), step.get("body")
+    timeout = REQUEST_TIMEOUT
+    if method == "GET":
+        return client.get(url, headers=headers, timeout=timeout)
+    if method == "POSTJSON" and body:
+        return client.post(url, json=body, headers=headers, timeout=timeout)
+    if method in ("POST", "PATCH", "PUT") and body:
+        # upstream passes the mapping as `data=`: a form-encoded body
+        return client.request(method, url, data=body, headers=headers, timeout=timeout)
+    if method == "DELETE":
+        return client.delete(url, headers=headers, timeout=timeout)
+    return client.post(url, json=step.get("query"), headers=headers, timeout=timeout)
+
+
+def decode(response: httpx.Response) -> Any:
+    """The JSON body of `response`, or `_NotJson` with its text."""
+    try:
+        return response.json()
+    except ValueError:
+        return _NotJson(response.text)
+
+
+@dataclass
+class RunResult:
+    """The outcome of one conformance run."""
+
+    results: dict[str, str]
+    """Case id → "pass" or a one-line failure reason, in run order."""
+    dirs: dict[str, list[str]]
+    """Directory → its case ids."""
+    notes: list[str]
+    """Setup/teardown failures and server restarts."""
+    seconds: float
+
+    def passed(self) -> set[str]:
+        """Ids of the passing cases."""
+        return {i for i, r in self.results.items() if r == PASS}
+
+    def rates(self) -> dict[str, tuple[int, int]]:
+        """Directory → (passed, total)."""
+        return {
+            d: (sum(self.results[i] == PASS for i in ids), len(ids))
+            for d, ids in self.dirs.items()
+        }
+
+
+class _Engine:
+    """The current server and database; `restart` swaps in fresh ones."""
+
+    def __init__(self, pg_url: str, notes: list[str]) -> None:
+        self.pg_url = pg_url
+        self.notes = notes
+        self.server: ServerProcess | None = None
+        self.restart("initial start")
+
+    def restart(self, why: str) -> None:
+        """A fresh database and server, with `clear_db.yaml` applied."""
+        if self.server is not None:
+            self.notes.append(f"fresh database + server: {why}")
+            self.server.stop()
+            self.server = None
+        self.server = ServerProcess(create_database(self.pg_url, prefix="conf"), *SERVER_ARGS)
+        clear_db = CORPUS / "clear_db.yaml"
+        if clear_db.is_file():
+            problem = self.post_body(clear_db)
+            if problem:
+                self.notes.append(f"clear_db.yaml failed: {problem}")
+
+    @property
+    def client(self) -> httpx.Client:
+        """The HTTP client of the current server."""
+        assert self.server is not None
+        return self.server.client
+
+    def alive(self) -> bool:
+        """Whether the server process still runs."""
+        return self.server is not None and self.server.proc.poll() is None
+
+    def post_body(self, path: Path) -> str | None:
+        """POST a setup/teardown body to `/v1/query`; the problem, or None on 200."""
+        try:
+            body = load_yaml(path)
+            resp = self.client.post("/v1/query", json=body, timeout=REQUEST_TIMEOUT)
+        except (yaml.YAMLError, OSError, httpx.HTTPError) as exc:
+            return f"{path.name}: {type(exc).__name__}: {_one_line(exc)}"
+        if resp.status_code != 200:
+            return f"{path.name}: status {resp.status_code}: {_error_text(decode(resp))}"
+        return None
+
+    def post_all(self, paths: list[Path]) -> str | None:
+        """POST each body in order, stopping at the first failure."""
+        for path in paths:
+            problem = self.post_body(path)
+            if problem:
+                return problem
+        return None
+
+    def stop(self) -> None:
+        """Stop the current server."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]) -> None:
+    if case_file.error:
+        for case_id in case_file.ids:
+            results[case_id] = case_file.error
+        return
+    for case in case_file.cases:
+        try:
+            resp = send(engine.client, case.step)
+        except httpx.HTTPError as exc:
+            results[case.id] = f"request failed: {type(exc).__name__}: {_one_line(exc)}"
+            if not engine.alive():
+                break
+            continue
+        problem = compare_step(case.step, resp.status_code, decode(resp), resp.headers)
+        results[case.id] = problem or PASS
+    for case_id in case_file.ids:
+        results.setdefault(case_id, "not run: the server died during an earlier step")
+
+
+def _run_suite(engine: _Engine, suite: Suite, results: dict[str, str]) -> None:
+    def fail_all(files: list[CaseFile], reason: str) -> None:
+        for case_file in files:
+            for case_id in case_file.ids:
+                results[case_id] = reason
+
+    if not engine.alive():
+        engine.restart("the server had exited")
+    problem = engine.post_all(suite.dir_setup)
+    if problem:
+        fail_all(suite.files, f"setup failed: {problem}")
+        engine.notes.append(f"{suite.rel}: setup failed: {problem}")
+        engine.post_all(suite.dir_teardown)
+        engine.restart(f"{suite.rel}: setup failed")
+        return
+    for n, case_file in enumerate(suite.files):
+        problem = engine.post_all(suite.file_setup)
+        if problem:
+            fail_all([case_file], f"setup failed: {problem}")
+            engine.notes.append(f"{suite.rel}/{case_file.name}: setup failed: {problem}")
+            engine.post_all(suite.file_teardown)
+        else:
+            _run_case_file(engine, case_file, results)
+            if engine.alive():
+                problem = engine.post_all(suite.file_teardown)
+                if problem:
+                    engine.notes.append(
+                        f"{suite.rel}/{case_file.name}: teardown failed: {problem}")
+            else:
+                problem = "the server exited"
+                engine.notes.append(f"{suite.rel}/{case_file.name}: the server exited")
+        if problem and n + 1 < len(suite.files):
+            engine.restart(f"{suite.rel}/{case_file.name}: {problem}")
+            dir_problem = engine.post_all(suite.dir_setup)
+            if dir_problem:
+                fail_all(suite.files[n + 1:], f"setup failed (after restart): {dir_problem}")
+                engine.notes.append(f"{suite.rel}: setup failed after restart: {dir_problem}")
+                engine.restart(f"{suite.rel}: setup failed")
+                return
+    if not engine.alive():
+        engine.restart(f"{suite.rel}: the server exited")
+        return
+    problem = engine.post_all(suite.dir_teardown)
+    if problem:
+        engine.notes.append(f"{suite.rel}: teardown failed: {problem}")
+        engine.restart(f"{suite.rel}: teardown failed")
+
+
+def run_corpus(pg_url: str, suites: list[Suite] | None = None) -> RunResult:
+    """Run every suite on one server (replaced only to recover from a broken state)."""
+    started = time.monotonic()
+    suites = discover() if suites is None else suites
+    results: dict[str, str] = {}
+    notes: list[str] = []
+    engine = _Engine(pg_url, notes)
+    try:
+        for suite in suites:
+            _run_suite(engine, suite, results)
+    finally:
+        engine.stop()
+    dirs = {s.rel: s.ids for s in suites}
+    return RunResult(results, dirs, notes, time.monotonic() - started)
+
+
+# --------------------------------------------------------------------------------------------
+# Reporting and baseline
+
+
+def format_summary(run: RunResult) -> str:
+    """The per-directory pass table, then setup/teardown notes."""
+    rates = run.rates()
+    width = max([len(d) for d in rates] + [9])
+    lines = [f"{'directory':<{width}}  passed/total"]
+    for directory, (ok, total) in rates.items():
+        lines.append(f"{directory:<{width}}  {ok:>6}/{total:<5}")
+    ok_all = sum(ok for ok, _ in rates.values())
+    total_all = sum(total for _, total in rates.values())
+    lines.append(f"{'TOTAL':<{width}}  {ok_all:>6}/{total_all:<5}  ({run.seconds:.1f} s)")
+    lines.extend(f"note: {n}" for n in run.notes)
+    return "\n".join(lines)
+
+
+def write_last_run(run: RunResult, path: Path = LAST_RUN_PATH) -> None:
+    """Write id → result for every case, sorted by id."""
+    path.write_text(json.dumps(dict(sorted(run.results.items())), indent=2,
+                               ensure_ascii=False) + "\n")
+
+
+def read_baseline(path: Path = BASELINE_PATH) -> list[str]:
+    """The case ids that must pass (empty when the file does not exist)."""
+    if not path.is_file():
+        return []
+    ids = json.loads(path.read_text())
+    assert isinstance(ids, list) and all(isinstance(i, str) for i in ids), path
+    return ids
+
+
+def update_baseline(run: RunResult, path: Path = BASELINE_PATH) -> list[str]:
+    """Rewrite the baseline as the union of the old one and today's passes; returns it."""
+    ids = sorted(set(read_baseline(path)) | run.passed())
+    path.write_text(json.dumps(ids, indent=1) + "\n")
+    return ids
+
+
+def missing_from_baseline(run: RunResult, baseline: list[str]) -> Iterator[tuple[str, str]]:
+    """(id, result) for each baseline case that did not pass today."""
+    for case_id in baseline:
+        result = run.results.get(case_id, "not found in the corpus")
+        if result != PASS:
+            yield case_id, result
+
+
+
+def pass_rates(run: RunResult) -> dict[str, tuple[int, int]]:
+    """Directory → (passed, total) of `run`, for threshold assertions in other tests."""
+    return run.rates()
