@@ -62,12 +62,24 @@ class ServerProcess:
             "SVC_GRAPHQL_LOG_REQUESTS": "false",
             **(env or {}),
         }
-        cmd = [sys.executable, "-m", "svc", "serve", "--database-url", database_url,
-               "--server-host", "127.0.0.1", "--server-port", str(self.port), *args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "svc",
+            "serve",
+            "--database-url",
+            database_url,
+            "--server-host",
+            "127.0.0.1",
+            "--server-port",
+            str(self.port),
+            *args,
+        ]
         self.log_path = Path(f"/tmp/svc-test-server-{self.port}.log")
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=self._log,
-                                     stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=full_env, stdout=self._log, stderr=subprocess.STDOUT
+        )
         self.client = httpx.Client(base_url=self.url, timeout=60)
         self._wait()
 

@@ -21,16 +21,33 @@ insert into article (title, author_id) values ('a', 1), ('b', 1), ('c', 2);
 def srv(pg_url: str) -> Iterator[ServerProcess]:
     s = ServerProcess(create_database(pg_url))
     assert s.query({"type": "run_sql", "args": {"sql": SETUP}}).status_code == 200
-    r = s.query({"type": "bulk", "args": [
-        {"type": "track_table", "args": {"schema": "public", "name": "author"}},
-        {"type": "track_table", "args": "article"},
-        {"type": "create_object_relationship", "args": {
-            "table": "article", "name": "author",
-            "using": {"foreign_key_constraint_on": "author_id"}}},
-        {"type": "create_array_relationship", "args": {
-            "table": "author", "name": "articles",
-            "using": {"foreign_key_constraint_on": {"table": "article", "column": "author_id"}}}},
-    ]})
+    r = s.query(
+        {
+            "type": "bulk",
+            "args": [
+                {"type": "track_table", "args": {"schema": "public", "name": "author"}},
+                {"type": "track_table", "args": "article"},
+                {
+                    "type": "create_object_relationship",
+                    "args": {
+                        "table": "article",
+                        "name": "author",
+                        "using": {"foreign_key_constraint_on": "author_id"},
+                    },
+                },
+                {
+                    "type": "create_array_relationship",
+                    "args": {
+                        "table": "author",
+                        "name": "articles",
+                        "using": {
+                            "foreign_key_constraint_on": {"table": "article", "column": "author_id"}
+                        },
+                    },
+                },
+            ],
+        }
+    )
     assert r.status_code == 200, r.text
     try:
         yield s
@@ -71,26 +88,43 @@ def test_tracking_twice_is_already_tracked(srv: ServerProcess) -> None:
 
 def test_relationship_on_a_column_without_fk_is_refused(srv: ServerProcess) -> None:
     before = export(srv)
-    r = srv.query({"type": "create_object_relationship", "args": {
-        "table": "article", "name": "x", "using": {"foreign_key_constraint_on": "title"}}})
+    r = srv.query(
+        {
+            "type": "create_object_relationship",
+            "args": {
+                "table": "article",
+                "name": "x",
+                "using": {"foreign_key_constraint_on": "title"},
+            },
+        }
+    )
     assert r.status_code == 400
     assert r.json()["code"] == "invalid-configuration"
     assert export(srv) == before
 
 
 def test_relationship_needs_exactly_one_using(srv: ServerProcess) -> None:
-    r = srv.query({"type": "create_object_relationship",
-                   "args": {"table": "article", "name": "x", "using": {}}})
+    r = srv.query(
+        {
+            "type": "create_object_relationship",
+            "args": {"table": "article", "name": "x", "using": {}},
+        }
+    )
     assert r.status_code == 400
 
 
 def test_failed_bulk_leaves_metadata_as_before(srv: ServerProcess) -> None:
     before = export(srv)
-    r = srv.query({"type": "bulk", "args": [
-        {"type": "run_sql", "args": {"sql": "create table bulk_tmp (id int primary key)"}},
-        {"type": "track_table", "args": {"name": "bulk_tmp"}},
-        {"type": "track_table", "args": {"name": "does_not_exist"}},
-    ]})
+    r = srv.query(
+        {
+            "type": "bulk",
+            "args": [
+                {"type": "run_sql", "args": {"sql": "create table bulk_tmp (id int primary key)"}},
+                {"type": "track_table", "args": {"name": "bulk_tmp"}},
+                {"type": "track_table", "args": {"name": "does_not_exist"}},
+            ],
+        }
+    )
     assert r.status_code == 400
     assert export(srv) == before
     # The SQL step was rolled back too.
@@ -99,34 +133,49 @@ def test_failed_bulk_leaves_metadata_as_before(srv: ServerProcess) -> None:
 
 
 def test_non_admin_gets_access_denied(srv: ServerProcess) -> None:
-    r = srv.query({"type": "run_sql", "args": {"sql": "select 1"}},
-                  headers={"X-Svc-Role": "user"})
+    r = srv.query({"type": "run_sql", "args": {"sql": "select 1"}}, headers={"X-Svc-Role": "user"})
     assert r.status_code == 400
     assert r.json()["code"] == "access-denied"
 
 
 def test_run_sql_results(srv: ServerProcess) -> None:
-    r = srv.query({"type": "run_sql", "args": {
-        "sql": "select 1; select id, name, info, true as t from author order by id"}})
-    assert r.json() == {"result_type": "TuplesOk", "result": [
-        ["id", "name", "info", "t"], ["1", "Ada", '{"k": 1}', "t"], ["2", "Bob", "NULL", "t"]]}
+    r = srv.query(
+        {
+            "type": "run_sql",
+            "args": {"sql": "select 1; select id, name, info, true as t from author order by id"},
+        }
+    )
+    assert r.json() == {
+        "result_type": "TuplesOk",
+        "result": [
+            ["id", "name", "info", "t"],
+            ["1", "Ada", '{"k": 1}', "t"],
+            ["2", "Bob", "NULL", "t"],
+        ],
+    }
     r = srv.query({"type": "run_sql", "args": {"sql": "set local timezone = 'UTC'"}})
     assert r.json() == {"result_type": "CommandOk", "result": None}
 
 
 def test_run_sql_read_only_refuses_writes(srv: ServerProcess) -> None:
-    r = srv.query({"type": "run_sql", "args": {
-        "sql": "insert into author (name) values ('x')", "read_only": True}})
+    r = srv.query(
+        {
+            "type": "run_sql",
+            "args": {"sql": "insert into author (name) values ('x')", "read_only": True},
+        }
+    )
     assert r.status_code == 400
     assert r.json()["code"] == "postgres-error"
-    r = srv.query({"type": "run_sql", "args": {"sql": "select ' drop ' as alter",
-                                               "read_only": True}})
+    r = srv.query(
+        {"type": "run_sql", "args": {"sql": "select ' drop ' as alter", "read_only": True}}
+    )
     assert r.json()["result"] == [["alter"], [" drop "]]
 
 
 def test_schema_follows_ddl_without_restart(srv: ServerProcess) -> None:
-    r = srv.query({"type": "run_sql", "args": {
-        "sql": "alter table author add column nick text default 'n'"}})
+    r = srv.query(
+        {"type": "run_sql", "args": {"sql": "alter table author add column nick text default 'n'"}}
+    )
     assert r.status_code == 200
     body = srv.graphql("{ author(order_by: {id: asc}, limit: 1) { nick } }")
     assert body == {"data": {"author": [{"nick": "n"}]}}
@@ -144,13 +193,18 @@ def test_graphql_unknown_field(srv: ServerProcess) -> None:
 
 
 def test_graphql_variables_defaults_operation_name_and_batches(srv: ServerProcess) -> None:
-    q = ("query a($id: Int = 2) { author_by_pk(id: $id) { name } } "
-         "query b { author_aggregate { aggregate { count } } }")
-    r = srv.client.post("/v1/graphql", json=[
-        {"query": q, "operationName": "a"},
-        {"query": q, "operationName": "a", "variables": {"id": 1}},
-        {"query": q, "operationName": "b"},
-    ])
+    q = (
+        "query a($id: Int = 2) { author_by_pk(id: $id) { name } } "
+        "query b { author_aggregate { aggregate { count } } }"
+    )
+    r = srv.client.post(
+        "/v1/graphql",
+        json=[
+            {"query": q, "operationName": "a"},
+            {"query": q, "operationName": "a", "variables": {"id": 1}},
+            {"query": q, "operationName": "b"},
+        ],
+    )
     assert r.json() == [
         {"data": {"author_by_pk": {"name": "Bob"}}},
         {"data": {"author_by_pk": {"name": "Ada"}}},
@@ -168,24 +222,34 @@ def test_plan_cache_serves_new_variable_values(srv: ServerProcess) -> None:
 
 def test_injection_strings_stay_values(srv: ServerProcess) -> None:
     evil = "x'); drop table author; --"
-    body = srv.graphql("query q($n: String) { author(where: {name: {_eq: $n}}) { id } }",
-                       {"n": evil})
+    body = srv.graphql(
+        "query q($n: String) { author(where: {name: {_eq: $n}}) { id } }", {"n": evil}
+    )
     assert body == {"data": {"author": []}}
     assert srv.graphql('{ author(where: {name: {_like: "%\' or 1=1 --"}}) { id } }') == {
-        "data": {"author": []}}
+        "data": {"author": []}
+    }
     assert len(srv.graphql("{ author { id } }")["data"]["author"]) == 2
 
 
 def test_introspection_and_typename(srv: ServerProcess) -> None:
-    body = srv.graphql("{ __typename __type(name: \"author\") { name } "
-                       "author(limit: 1) { __typename } }")
-    assert body == {"data": {"__typename": "query_root", "__type": {"name": "author"},
-                             "author": [{"__typename": "author"}]}}
+    body = srv.graphql(
+        '{ __typename __type(name: "author") { name } author(limit: 1) { __typename } }'
+    )
+    assert body == {
+        "data": {
+            "__typename": "query_root",
+            "__type": {"name": "author"},
+            "author": [{"__typename": "author"}],
+        }
+    }
 
 
 def test_explain_shape(srv: ServerProcess) -> None:
-    r = srv.client.post("/v1/graphql/explain", json={"query": {
-        "query": "{ a: author { id } article(limit: 1) { title } }"}})
+    r = srv.client.post(
+        "/v1/graphql/explain",
+        json={"query": {"query": "{ a: author { id } article(limit: 1) { title } }"}},
+    )
     assert r.status_code == 200
     out = r.json()
     assert [e["field"] for e in out] == ["a", "article"]

@@ -20,22 +20,49 @@ from tests.support import SHARED, ServerProcess, create_database
 
 CHINOOK = SHARED / "data" / "chinook" / "chinook_pg_serial_pk_proper_naming.sql"
 QUERIES = SHARED / "bench" / "queries" / "svc.graphql"
-TABLES = ["albums", "artists", "customers", "employees", "genres", "invoices", "invoice_lines",
-          "media_types", "playlists", "playlist_track", "tracks"]
+TABLES = [
+    "albums",
+    "artists",
+    "customers",
+    "employees",
+    "genres",
+    "invoices",
+    "invoice_lines",
+    "media_types",
+    "playlists",
+    "playlist_track",
+    "tracks",
+]
 # (table, name, kind, using)
 RELATIONSHIPS = [
     ("albums", "artist", "object", {"foreign_key_constraint_on": "artist_id"}),
-    ("albums", "tracks", "array",
-     {"foreign_key_constraint_on": {"table": "tracks", "column": "album_id"}}),
-    ("artists", "albums", "array",
-     {"foreign_key_constraint_on": {"table": "albums", "column": "artist_id"}}),
+    (
+        "albums",
+        "tracks",
+        "array",
+        {"foreign_key_constraint_on": {"table": "tracks", "column": "album_id"}},
+    ),
+    (
+        "artists",
+        "albums",
+        "array",
+        {"foreign_key_constraint_on": {"table": "albums", "column": "artist_id"}},
+    ),
     ("tracks", "album", "object", {"foreign_key_constraint_on": "album_id"}),
     ("tracks", "genre", "object", {"foreign_key_constraint_on": "genre_id"}),
     ("tracks", "media_type", "object", {"foreign_key_constraint_on": "media_type_id"}),
-    ("genres", "tracks", "array",
-     {"foreign_key_constraint_on": {"table": "tracks", "column": "genre_id"}}),
-    ("media_types", "tracks", "array",
-     {"foreign_key_constraint_on": {"table": "tracks", "column": "media_type_id"}}),
+    (
+        "genres",
+        "tracks",
+        "array",
+        {"foreign_key_constraint_on": {"table": "tracks", "column": "genre_id"}},
+    ),
+    (
+        "media_types",
+        "tracks",
+        "array",
+        {"foreign_key_constraint_on": {"table": "tracks", "column": "media_type_id"}},
+    ),
 ]
 
 pytestmark = pytest.mark.skipif(
@@ -49,8 +76,12 @@ def track_bulk() -> dict[str, Any]:
         {"type": "track_table", "args": {"schema": "public", "name": t}} for t in TABLES
     ]
     for table, name, kind, using in RELATIONSHIPS:
-        steps.append({"type": f"create_{kind}_relationship",
-                      "args": {"table": table, "name": name, "using": using}})
+        steps.append(
+            {
+                "type": f"create_{kind}_relationship",
+                "args": {"table": table, "name": name, "using": using},
+            }
+        )
     return {"type": "bulk", "args": steps}
 
 
@@ -119,41 +150,77 @@ def expected(url: str, name: str) -> Any:
         return {"albums": [{**a, "tracks": tracks[a["id"]]} for a in albums]}
     if name == "tracks_media_all":
         rows = fetch(url, "select id, name, media_type_id from tracks")
-        return {"tracks": [{"id": r["id"], "name": r["name"],
-                            "media_type": {"name": media[r["media_type_id"]]}} for r in rows]}
+        return {
+            "tracks": [
+                {
+                    "id": r["id"],
+                    "name": r["name"],
+                    "media_type": {"name": media[r["media_type_id"]]},
+                }
+                for r in rows
+            ]
+        }
     if name == "tracks_media_some":
-        rows = fetch(url, "select t.id, t.name, t.media_type_id, a.id as aid, a.title "
-                     "from tracks t join albums a on a.id = t.album_id "
-                     "where t.composer = 'Kurt Cobain'")
-        return {"tracks": [{"id": r["id"], "name": r["name"],
-                            "album": {"id": r["aid"], "title": r["title"]},
-                            "media_type": {"name": media[r["media_type_id"]]}} for r in rows]}
+        rows = fetch(
+            url,
+            "select t.id, t.name, t.media_type_id, a.id as aid, a.title "
+            "from tracks t join albums a on a.id = t.album_id "
+            "where t.composer = 'Kurt Cobain'",
+        )
+        return {
+            "tracks": [
+                {
+                    "id": r["id"],
+                    "name": r["name"],
+                    "album": {"id": r["aid"], "title": r["title"]},
+                    "media_type": {"name": media[r["media_type_id"]]},
+                }
+                for r in rows
+            ]
+        }
     if name == "artist_by_pk":
         rows = fetch(url, "select id, name from artists where id = 3")
         return {"artists_by_pk": rows[0] if rows else None}
     if name == "search_albums_with_artist":
-        rows = fetch(url, "select al.id, al.title, ar.id as arid, ar.name from albums al "
-                     "join artists ar on ar.id = al.artist_id where al.title like '%Rock%'")
-        return {"albums": [{"id": r["id"], "title": r["title"],
-                            "artist": {"id": r["arid"], "name": r["name"]}} for r in rows]}
+        rows = fetch(
+            url,
+            "select al.id, al.title, ar.id as arid, ar.name from albums al "
+            "join artists ar on ar.id = al.artist_id where al.title like '%Rock%'",
+        )
+        return {
+            "albums": [
+                {"id": r["id"], "title": r["title"], "artist": {"id": r["arid"], "name": r["name"]}}
+                for r in rows
+            ]
+        }
     if name == "artists_collaboration":
-        rows = fetch(url, "select id, name from artists ar where exists (select 1 from albums al "
-                     "join tracks t on t.album_id = al.id where al.artist_id = ar.id "
-                     "and t.composer = 'Ludwig van Beethoven')")
+        rows = fetch(
+            url,
+            "select id, name from artists ar where exists (select 1 from albums al "
+            "join tracks t on t.album_id = al.id where al.artist_id = ar.id "
+            "and t.composer = 'Ludwig van Beethoven')",
+        )
         return {"artists": rows}
     if name == "tracks_aggregate_by_genre":
-        r = fetch(url, "select count(*) as count, avg(milliseconds) as avg, "
-                  "max(unit_price) as max from tracks where genre_id = 1")[0]
-        return {"tracks_aggregate": {"aggregate": {
-            "count": r["count"], "avg": {"milliseconds": r["avg"]},
-            "max": {"unit_price": r["max"]}}}}
+        r = fetch(
+            url,
+            "select count(*) as count, avg(milliseconds) as avg, "
+            "max(unit_price) as max from tracks where genre_id = 1",
+        )[0]
+        return {
+            "tracks_aggregate": {
+                "aggregate": {
+                    "count": r["count"],
+                    "avg": {"milliseconds": r["avg"]},
+                    "max": {"unit_price": r["max"]},
+                }
+            }
+        }
     raise AssertionError(f"no reference for {name}")
 
 
 @pytest.mark.parametrize("name", list(benchmark_queries()) if QUERIES.exists() else [])
-def test_benchmark_query_matches_plain_sql(
-    chinook: tuple[ServerProcess, str], name: str
-) -> None:
+def test_benchmark_query_matches_plain_sql(chinook: tuple[ServerProcess, str], name: str) -> None:
     srv, url = chinook
     response = srv.client.post("/v1/graphql", json={"query": benchmark_queries()[name]})
     body = json.loads(response.text, parse_float=Decimal)  # exact numbers, as Postgres sent
@@ -166,9 +233,14 @@ def test_benchmark_query_matches_plain_sql(
 
 def test_every_benchmark_query_has_a_reference() -> None:
     assert set(benchmark_queries()) == {
-        "albums_tracks_genre_all", "albums_tracks_genre_some", "tracks_media_all",
-        "tracks_media_some", "artist_by_pk", "search_albums_with_artist",
-        "artists_collaboration", "tracks_aggregate_by_genre",
+        "albums_tracks_genre_all",
+        "albums_tracks_genre_some",
+        "tracks_media_all",
+        "tracks_media_some",
+        "artist_by_pk",
+        "search_albums_with_artist",
+        "artists_collaboration",
+        "tracks_aggregate_by_genre",
     }
 
 

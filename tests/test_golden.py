@@ -44,17 +44,45 @@ insert into comment (article_id, text, score) values (1, 'nice', 4.0), (1, 'meh'
 METADATA = {
     "version": 2,
     "tables": [
-        {"table": {"schema": "public", "name": "author"},
-         "array_relationships": [{"name": "articles", "using": {
-             "foreign_key_constraint_on": {"table": "article", "column": "author_id"}}}]},
-        {"table": {"schema": "public", "name": "article"},
-         "object_relationships": [{"name": "author",
-                                   "using": {"foreign_key_constraint_on": "author_id"}}],
-         "array_relationships": [{"name": "comments", "using": {
-             "foreign_key_constraint_on": {"table": "comment", "column": "article_id"}}}]},
-        {"table": {"schema": "public", "name": "comment"},
-         "object_relationships": [{"name": "article", "using": {"manual_configuration": {
-             "remote_table": "article", "column_mapping": {"article_id": "id"}}}}]},
+        {
+            "table": {"schema": "public", "name": "author"},
+            "array_relationships": [
+                {
+                    "name": "articles",
+                    "using": {
+                        "foreign_key_constraint_on": {"table": "article", "column": "author_id"}
+                    },
+                }
+            ],
+        },
+        {
+            "table": {"schema": "public", "name": "article"},
+            "object_relationships": [
+                {"name": "author", "using": {"foreign_key_constraint_on": "author_id"}}
+            ],
+            "array_relationships": [
+                {
+                    "name": "comments",
+                    "using": {
+                        "foreign_key_constraint_on": {"table": "comment", "column": "article_id"}
+                    },
+                }
+            ],
+        },
+        {
+            "table": {"schema": "public", "name": "comment"},
+            "object_relationships": [
+                {
+                    "name": "article",
+                    "using": {
+                        "manual_configuration": {
+                            "remote_table": "article",
+                            "column_mapping": {"article_id": "id"},
+                        }
+                    },
+                }
+            ],
+        },
         {"table": {"schema": "blog", "name": "tag"}},
     ],
 }
@@ -64,50 +92,92 @@ CASES: dict[str, tuple[str, dict[str, Any] | None]] = {
     "by_pk": ("{ author_by_pk(id: 1) { id name } }", None),
     "by_pk_variable": ("query q($id: Int!) { author_by_pk(id: $id) { name } }", {"id": 2}),
     "where_eq_literal": ('{ author(where: {name: {_eq: "Ada"}}) { id } }', None),
-    "where_variable": ("query q($n: String) { author(where: {name: {_eq: $n}}) { id } }",
-                       {"n": "Ada"}),
-    "where_in_nin": ("{ article(where: {id: {_in: [1, 2]}, author_id: {_nin: [3]}}) { id } }",
-                     None),
-    "where_text_ops": ('{ author(where: {_or: [{name: {_like: "A%"}}, {name: {_ilike: "b%"}}, '
-                       '{name: {_regex: "^C"}}, {name: {_nsimilar: "D%"}}]}) { id } }', None),
-    "where_not_and_is_null": ("{ author(where: {_not: {_and: [{rating: {_is_null: true}}, "
-                              "{born: {_is_null: false}}]}}) { id } }", None),
-    "where_jsonb": ('{ author(where: {profile: {_contains: {lang: "en"}}, '
-                    '_and: [{profile: {_has_key: "lang"}}, {profile: {_has_keys_any: ["x", '
-                    '"lang"]}}, {profile: {_has_keys_all: ["lang"]}}]}) { id } }', None),
-    "where_object_relationship": ('{ article(where: {author: {name: {_eq: "Ada"}}}) { id } }',
-                                  None),
-    "where_array_relationship": ("{ author(where: {articles: {published: {_eq: true}}}) "
-                                 "{ id } }", None),
-    "order_limit_offset": ("{ article(order_by: [{views: desc_nulls_last}, {id: asc}], "
-                           "limit: 2, offset: 1) { id } }", None),
-    "order_by_object_relationship": ("{ article(order_by: {author: {name: asc}}) { id } }",
-                                     None),
-    "order_by_array_aggregate": ("{ author(order_by: {articles_aggregate: {count: desc}}) "
-                                 "{ id } }", None),
-    "order_by_array_aggregate_max": ("{ author(order_by: {articles_aggregate: {max: "
-                                     "{views: asc}}}) { id } }", None),
-    "distinct_on": ("{ article(distinct_on: [author_id], order_by: [{author_id: asc}, "
-                    "{views: desc}]) { author_id views } }", None),
+    "where_variable": (
+        "query q($n: String) { author(where: {name: {_eq: $n}}) { id } }",
+        {"n": "Ada"},
+    ),
+    "where_in_nin": (
+        "{ article(where: {id: {_in: [1, 2]}, author_id: {_nin: [3]}}) { id } }",
+        None,
+    ),
+    "where_text_ops": (
+        '{ author(where: {_or: [{name: {_like: "A%"}}, {name: {_ilike: "b%"}}, '
+        '{name: {_regex: "^C"}}, {name: {_nsimilar: "D%"}}]}) { id } }',
+        None,
+    ),
+    "where_not_and_is_null": (
+        "{ author(where: {_not: {_and: [{rating: {_is_null: true}}, "
+        "{born: {_is_null: false}}]}}) { id } }",
+        None,
+    ),
+    "where_jsonb": (
+        '{ author(where: {profile: {_contains: {lang: "en"}}, '
+        '_and: [{profile: {_has_key: "lang"}}, {profile: {_has_keys_any: ["x", '
+        '"lang"]}}, {profile: {_has_keys_all: ["lang"]}}]}) { id } }',
+        None,
+    ),
+    "where_object_relationship": (
+        '{ article(where: {author: {name: {_eq: "Ada"}}}) { id } }',
+        None,
+    ),
+    "where_array_relationship": (
+        "{ author(where: {articles: {published: {_eq: true}}}) { id } }",
+        None,
+    ),
+    "order_limit_offset": (
+        "{ article(order_by: [{views: desc_nulls_last}, {id: asc}], limit: 2, offset: 1) { id } }",
+        None,
+    ),
+    "order_by_object_relationship": ("{ article(order_by: {author: {name: asc}}) { id } }", None),
+    "order_by_array_aggregate": (
+        "{ author(order_by: {articles_aggregate: {count: desc}}) { id } }",
+        None,
+    ),
+    "order_by_array_aggregate_max": (
+        "{ author(order_by: {articles_aggregate: {max: {views: asc}}}) { id } }",
+        None,
+    ),
+    "distinct_on": (
+        "{ article(distinct_on: [author_id], order_by: [{author_id: asc}, "
+        "{views: desc}]) { author_id views } }",
+        None,
+    ),
     "object_relationship": ("{ article { title author { name } } }", None),
-    "array_relationship_with_args": ("{ author { name articles(where: {published: {_eq: true}},"
-                                     " order_by: {id: desc}, limit: 5) { title } } }", None),
-    "nested_three_levels": ("{ author { name articles { title comments { text article "
-                            "{ id } } } } }", None),
+    "array_relationship_with_args": (
+        "{ author { name articles(where: {published: {_eq: true}},"
+        " order_by: {id: desc}, limit: 5) { title } } }",
+        None,
+    ),
+    "nested_three_levels": (
+        "{ author { name articles { title comments { text article { id } } } } }",
+        None,
+    ),
     "manual_relationship": ("{ comment { text article { title } } }", None),
-    "aggregate_root": ("{ article_aggregate { aggregate { count sum { views } avg { views } "
-                       "max { title } min { created_at } } nodes { id } } }", None),
-    "aggregate_count_distinct": ("{ article_aggregate { aggregate { c: count(columns: "
-                                 "[author_id], distinct: true) } } }", None),
-    "aggregate_statistics": ("{ comment_aggregate { aggregate { stddev { score } stddev_pop "
-                             "{ score } stddev_samp { score } var_pop { score } var_samp "
-                             "{ score } variance { score } } } }", None),
-    "relationship_aggregate": ("{ author { name articles_aggregate(where: {published: "
-                               "{_eq: true}}) { aggregate { count } } } }", None),
-    "aliases_and_typename": ("{ a: author(limit: 1) { __typename key: id } "
-                             "t: __typename }", None),
-    "fragments_and_directives": ("query q($s: Boolean!) { author { ...F id @skip(if: $s) } } "
-                                 "fragment F on author { name }", {"s": True}),
+    "aggregate_root": (
+        "{ article_aggregate { aggregate { count sum { views } avg { views } "
+        "max { title } min { created_at } } nodes { id } } }",
+        None,
+    ),
+    "aggregate_count_distinct": (
+        "{ article_aggregate { aggregate { c: count(columns: [author_id], distinct: true) } } }",
+        None,
+    ),
+    "aggregate_statistics": (
+        "{ comment_aggregate { aggregate { stddev { score } stddev_pop "
+        "{ score } stddev_samp { score } var_pop { score } var_samp "
+        "{ score } variance { score } } } }",
+        None,
+    ),
+    "relationship_aggregate": (
+        "{ author { name articles_aggregate(where: {published: "
+        "{_eq: true}}) { aggregate { count } } } }",
+        None,
+    ),
+    "aliases_and_typename": ("{ a: author(limit: 1) { __typename key: id } t: __typename }", None),
+    "fragments_and_directives": (
+        "query q($s: Boolean!) { author { ...F id @skip(if: $s) } } fragment F on author { name }",
+        {"s": True},
+    ),
     "several_root_fields": ("{ author { id } article { id } }", None),
     "json_path": ('{ author { profile(path: "links.site") } }', None),
     "non_public_schema": ('{ blog_tag(where: {label: {_eq: "x"}}) { id label } }', None),

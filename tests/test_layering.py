@@ -9,8 +9,7 @@ from pathlib import Path
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 # Earlier layers first. Modules at the package root (errors, config, version) are layer 0.
-LAYERS = ["metadata", "catalog", "ir", "schema", "plan", "sql", "execute", "api", "server",
-          "cli"]
+LAYERS = ["metadata", "catalog", "ir", "schema", "plan", "sql", "execute", "api", "server", "cli"]
 RESTRICTED = {"asyncpg": {"execute"}, "granian": {"cli"}}
 
 

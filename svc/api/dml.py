@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import SvcError
-from svc.execute.db import Connection
+from svc.execute.db import Connection, PostgresError
 from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
 from svc.ir.model import Ir, Table
@@ -66,10 +66,8 @@ async def insert(conn: Connection, ir: Ir, args: Any) -> dict[str, Any]:
     stmt = render_insert(table.name, columns, a.objects)
     try:
         status = await conn.execute(stmt.sql, *resolve(stmt.params, {}, {}))
-    except Exception as exc:
-        if hasattr(exc, "sqlstate"):
-            raise map_query_error(exc).at("$.args") from exc  # type: ignore[arg-type]
-        raise
+    except PostgresError as exc:
+        raise map_query_error(exc).at("$.args") from exc
     return {"affected_rows": int(status.rsplit(" ", 1)[-1])}
 
 

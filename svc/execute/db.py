@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import asyncpg
@@ -128,7 +128,9 @@ class Database:
             version: int = await conn.fetchval(READ_VERSION_SQL)
         return version
 
-    async def listen(self, on_version: Callable[[int], Awaitable[None]]) -> asyncpg.Connection:
+    async def listen(
+        self, on_version: Callable[[int], Coroutine[Any, Any, None]]
+    ) -> asyncpg.Connection:
         """A dedicated connection that calls `on_version` on each metadata `NOTIFY`."""
         conn = await asyncpg.connect(self.url)
 

@@ -22,6 +22,7 @@ from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 from svc.errors import SvcError
 from svc.ir.model import Relationship, Table
 from svc.metadata.model import QualifiedName
+from svc.plan.json_path import parse_json_path
 from svc.plan.nodes import (
     TRUE,
     AggAggregate,
@@ -52,7 +53,6 @@ from svc.plan.nodes import (
     Typename,
     VarRef,
 )
-from svc.plan.json_path import parse_json_path
 from svc.plan.values import ValueReader
 from svc.schema.info import FieldInfo
 

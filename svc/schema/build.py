@@ -320,16 +320,7 @@ class SchemaBuilder:
             for op in ALL_AGG_OPS:
                 cols = self._op_columns(table, op)
                 if cols:
-                    op_name = f"{table.gql_name}_{op}_order_by"
-                    f[op] = GraphQLInputField(
-                        self._memo(
-                            op_name,
-                            lambda op_name=op_name, cols=cols: GraphQLInputObjectType(
-                                op_name,
-                                {c.gql_name: GraphQLInputField(self.order_by) for c in cols},
-                            ),
-                        )
-                    )
+                    f[op] = GraphQLInputField(self._op_order_by(table, op, cols))
             return f
 
         return self._memo(  # type: ignore[no-any-return]
@@ -374,22 +365,8 @@ class SchemaBuilder:
                 cols = self._op_columns(table, op)
                 if not cols:
                     continue
-                op_name = f"{table.gql_name}_{op}_fields"
                 f[op] = GraphQLField(
-                    self._memo(
-                        op_name,
-                        lambda op=op, op_name=op_name, cols=cols: GraphQLObjectType(
-                            op_name,
-                            {
-                                c.gql_name: GraphQLField(
-                                    self._agg_scalar(op, c),
-                                    extensions=_info("agg_column", column=c, op=op),
-                                )
-                                for c in cols
-                            },
-                            description=f"aggregate {op} on columns",
-                        ),
-                    ),
+                    self._op_fields(table, op, cols),
                     extensions=_info("agg_op", op=op),
                 )
             return f
@@ -400,6 +377,32 @@ class SchemaBuilder:
                 name, fields, description=f'aggregate fields of "{table.name}"'
             ),
         )
+
+    def _op_order_by(self, table: Table, op: str, cols: list[Column]) -> GraphQLInputObjectType:
+        """`x_<op>_order_by`: one `order_by` field per column the operator applies to."""
+        name = f"{table.gql_name}_{op}_order_by"
+
+        def make() -> GraphQLInputObjectType:
+            return GraphQLInputObjectType(
+                name, {c.gql_name: GraphQLInputField(self.order_by) for c in cols}
+            )
+
+        return self._memo(name, make)  # type: ignore[no-any-return]
+
+    def _op_fields(self, table: Table, op: str, cols: list[Column]) -> GraphQLObjectType:
+        """`x_<op>_fields`: the operator's value per column."""
+        name = f"{table.gql_name}_{op}_fields"
+
+        def make() -> GraphQLObjectType:
+            fields = {
+                c.gql_name: GraphQLField(
+                    self._agg_scalar(op, c), extensions=_info("agg_column", column=c, op=op)
+                )
+                for c in cols
+            }
+            return GraphQLObjectType(name, fields, description=f"aggregate {op} on columns")
+
+        return self._memo(name, make)  # type: ignore[no-any-return]
 
     def _agg_scalar(self, op: str, column: Column) -> GraphQLScalarType:
         if op in ("sum", "max", "min"):
