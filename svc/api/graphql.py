@@ -168,6 +168,7 @@ class GraphQLService:
                 prepared.fragments,
                 variables,
                 stringify=self.stringify,
+                role=role,
             )
             statement, aliases = render_query(plan)
             compiled = Compiled(plan, statement, aliases)

@@ -24,16 +24,28 @@ from svc.execute.run_sql import run_script
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.metadata import apply
 from svc.metadata.args import (
+    AddComputedField,
+    CreatePermission,
     CreateRelationship,
+    DropComputedField,
+    DropPermission,
     DropRelationship,
+    RenameRelationship,
     RunSql,
+    SetPermissionComment,
     SetTableCustomization,
     TrackTableV1,
     TrackTableV2,
     UntrackTable,
     parse_args,
 )
-from svc.metadata.model import Metadata, metadata_from_obj, metadata_to_obj, qualify
+from svc.metadata.model import (
+    Metadata,
+    QualifiedName,
+    metadata_from_obj,
+    metadata_to_obj,
+    qualify,
+)
 
 SUCCESS = {"message": "success"}
 
@@ -93,7 +105,13 @@ def drop_object(md: Metadata, issue: Inconsistency) -> None:
         return
     if issue.relationship is not None:
         entry = md.table(issue.table)
-        if entry is not None:
+        if entry is None:
+            return
+        if issue.type.endswith("_permission"):
+            role, kind = issue.relationship.rsplit(".", 1)
+            perms = [p for p in getattr(entry, f"{kind}_permissions") if p.get("role") != role]
+            setattr(entry, f"{kind}_permissions", perms)
+        else:
             apply.remove_relationship(entry, issue.relationship)
     else:
         md.tables = [t for t in md.tables if t.table != issue.table]
@@ -110,6 +128,10 @@ async def track_table(ctx: Context, body: QueryBody) -> Any:
         raw = {"name": body.args} if isinstance(body.args, str) else body.args
         v1 = parse_args(TrackTableV1, raw)
         table, config, is_enum = qualify({"schema": v1.schema, "name": v1.name}), None, v1.is_enum
+    if any(_function_name(f) == table for f in ctx.metadata.functions):
+        raise SvcError(
+            "not-supported", f"function with name {table.quoted()} already exists", path="$.args"
+        )
     ctx.commit(apply.track_table(ctx.metadata, table, config, is_enum))
     return SUCCESS
 
@@ -175,11 +197,107 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     index = catalog.table_index()
     md = apply.clone(ctx.metadata)
     md.tables = [t for t in md.tables if (t.table.schema, t.table.name) in index]
+    md.functions = [f for f in md.functions if _function_exists(catalog, _function_name(f))]
     if args.check_metadata_consistency is False:
         ctx.metadata, ctx.ir, ctx.metadata_changed = md, build_ir(md, catalog), True
     else:
         ctx.commit(md, on_new="cascade" if args.cascade else "dependency")
     return result
+
+
+def _permission_ops(kind: str) -> tuple[Handler, Handler]:
+    async def create(ctx: Context, body: QueryBody) -> Any:
+        args = parse_args(CreatePermission, body.args)
+        ctx.commit(apply.create_permission(ctx.metadata, args, kind))
+        return SUCCESS
+
+    async def drop(ctx: Context, body: QueryBody) -> Any:
+        args = parse_args(DropPermission, body.args)
+        ctx.commit(apply.drop_permission(ctx.metadata, args, kind), on_new="cascade")
+        return SUCCESS
+
+    return create, drop
+
+
+async def set_permission_comment(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(SetPermissionComment, body.args)
+    ctx.commit(apply.set_permission_comment(ctx.metadata, args))
+    return SUCCESS
+
+
+async def rename_relationship(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(RenameRelationship, body.args)
+    ctx.commit(apply.rename_relationship(ctx.metadata, args))
+    return SUCCESS
+
+
+async def add_computed_field(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(AddComputedField, body.args)
+    function = qualify(args.definition.get("function"), "$.args.definition.function")
+    if not _function_exists(ctx.catalog, function):
+        raise SvcError(
+            "not-exists",
+            f"no such function exists in postgres : {function.quoted()}",
+            path="$.args.definition.function",
+        )
+    ctx.commit(apply.add_computed_field(ctx.metadata, args))
+    return SUCCESS
+
+
+async def drop_computed_field(ctx: Context, body: QueryBody) -> Any:
+    args = parse_args(DropComputedField, body.args)
+    ctx.commit(apply.drop_computed_field(ctx.metadata, args))
+    return SUCCESS
+
+
+def _function_exists(catalog: DbCatalog, name: QualifiedName) -> bool:
+    return any((f.schema, f.name) == (name.schema, name.name) for f in catalog.functions)
+
+
+def _function_name(entry: dict[str, Any]) -> QualifiedName:
+    return qualify(entry.get("function"))
+
+
+async def track_function(ctx: Context, body: QueryBody) -> Any:
+    """Record a tracked function (spec 4.6); exposing it in GraphQL is not done yet."""
+    raw = body.args
+    if isinstance(raw, dict) and "function" in raw:
+        name = qualify(raw["function"], "$.args.function")
+        entry: dict[str, Any] = {"function": msgspec.to_builtins(name)}
+        if raw.get("configuration"):
+            entry["configuration"] = raw["configuration"]
+    else:
+        name = qualify(raw, "$.args")
+        entry = {"function": msgspec.to_builtins(name)}
+    if any(_function_name(f) == name for f in ctx.metadata.functions):
+        raise SvcError(
+            "already-tracked", f"function already tracked : {name.quoted()}", path="$.args"
+        )
+    if ctx.metadata.table(name) is not None:
+        raise SvcError(
+            "not-supported", f"table with name {name.quoted()} already exists", path="$.args"
+        )
+    if not _function_exists(ctx.catalog, name):
+        raise SvcError(
+            "not-exists", f"no such function exists in postgres : {name.quoted()}", path="$.args"
+        )
+    md = apply.clone(ctx.metadata)
+    md.functions.append(entry)
+    ctx.commit(md)
+    return SUCCESS
+
+
+async def untrack_function(ctx: Context, body: QueryBody) -> Any:
+    raw = body.args
+    name = qualify(raw.get("function", raw) if isinstance(raw, dict) else raw, "$.args")
+    if not any(_function_name(f) == name for f in ctx.metadata.functions):
+        raise SvcError(
+            "not-exists", f"function not found in cache : {name.quoted()}", path="$.args"
+        )
+    md = apply.clone(ctx.metadata)
+    md.functions = [f for f in md.functions if _function_name(f) != name]
+    ctx.commit(md)
+    return SUCCESS
 
 
 async def export_metadata(ctx: Context, body: QueryBody) -> Any:
@@ -232,6 +350,20 @@ OPERATIONS: dict[str, Handler] = {
     "clear_metadata": clear_metadata,
     "reload_metadata": reload_metadata,
     "get_inconsistent_metadata": get_inconsistent_metadata,
+    "create_insert_permission": _permission_ops("insert")[0],
+    "drop_insert_permission": _permission_ops("insert")[1],
+    "create_select_permission": _permission_ops("select")[0],
+    "drop_select_permission": _permission_ops("select")[1],
+    "create_update_permission": _permission_ops("update")[0],
+    "drop_update_permission": _permission_ops("update")[1],
+    "create_delete_permission": _permission_ops("delete")[0],
+    "drop_delete_permission": _permission_ops("delete")[1],
+    "set_permission_comment": set_permission_comment,
+    "rename_relationship": rename_relationship,
+    "add_computed_field": add_computed_field,
+    "drop_computed_field": drop_computed_field,
+    "track_function": track_function,
+    "untrack_function": untrack_function,
     "insert": legacy_insert,
     "select": legacy_select,
 }

@@ -39,7 +39,7 @@ class State:
         """The GraphQL schema of `role` (built on first use)."""
         found = self.schemas.get(role)
         if found is None:
-            found = build_schema(self.ir)
+            found = build_schema(self.ir, role)
             self.schemas[role] = found
         return found
 

@@ -35,7 +35,9 @@ _END_OF_DATA = "\\."
 _ESCAPE = re.compile(rb"\\(?:[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|.|$)", re.DOTALL)
 # The escapes that map to a fixed result: backslash + any byte other than an
 # octal digit (or 'x' followed by a hex digit, which the regex tries first).
-_SIMPLE: dict[bytes, bytes] = {b"\\" + bytes((c,)): bytes((c,)) for c in range(256)}
+_SIMPLE: dict[bytes, bytes] = {
+    b"\\" + bytes((c,)): bytes((c,)) for c in range(256) if c not in b"01234567"
+}
 _SIMPLE.update(
     {
         b"\\b": b"\b",
@@ -47,8 +49,6 @@ _SIMPLE.update(
         b"\\": b"",
     }
 )
-for _c in b"01234567":
-    del _SIMPLE[b"\\" + bytes((_c,))]
 # A delimiter tab or an escape (which may itself be a backslash + real tab).
 _TAB_OR_ESCAPE = re.compile(r"\\.|\t", re.DOTALL)
 

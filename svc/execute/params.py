@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from svc.errors import SvcError
 from svc.plan.nodes import Const, Param, SessionRef, VarRef
 
 JSON_TYPES = frozenset({"json", "jsonb"})
@@ -64,7 +65,9 @@ def resolve(
         elif isinstance(src, VarRef):
             value = variables.get(src.name)
         elif isinstance(src, SessionRef):
-            value = session.get(src.name)
+            if src.name not in session:
+                raise SvcError("not-found", f'missing session variable: "{src.name}"')
+            value = session[src.name]
         else:
             raise TypeError(src)
         if p.is_list:

@@ -40,7 +40,8 @@ async def run_script(conn: asyncpg.Connection, sql: str) -> dict[str, Any]:
         return {"result_type": "CommandOk", "result": None}
     *head, last = statements
     if head:
-        await conn.execute(";\n".join(head))
+        # Statements may end in a `--` comment: the separator goes on its own line.
+        await conn.execute("\n;\n".join(head))
     stmt = await conn.prepare(last)
     attrs = stmt.get_attributes()
     if not attrs:
@@ -49,7 +50,7 @@ async def run_script(conn: asyncpg.Connection, sql: str) -> dict[str, Any]:
     header = [a.name for a in attrs]
     if first_keyword(last) in COPYABLE:
         sink = _Sink()
-        await conn.copy_from_query(last, output=sink)
+        await conn.copy_from_query(last + "\n", output=sink)
         rows = decode_copy_text(b"".join(sink.chunks))
         body = [["NULL" if v is None else v for v in row] for row in rows]
     else:

@@ -8,12 +8,14 @@ decides whether a new one refuses a metadata write (`svc.api.metadata`) or is re
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
 from svc.ir.model import SCALAR_NAMES, Column, Inconsistency, Ir, Relationship, RootFields, Table
+from svc.ir.permissions import FilterResolver, PermissionError_, SelectPermission, select_permission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
 from svc.metadata.model import Relationship as MdRelationship
 
@@ -54,18 +56,49 @@ def build_ir(md: Metadata, catalog: DbCatalog) -> Ir:
         entry, db = resolved[name]
         rels = _relationships(entry, db, tables, index, issues)
         if rels:
-            tables[name] = Table(
-                name=table.name,
-                gql_name=table.gql_name,
-                kind=table.kind,
-                columns=table.columns,
-                primary_key=table.primary_key,
-                unique_constraints=table.unique_constraints,
-                relationships=tuple(rels),
-                root_fields=table.root_fields,
-                comment=table.comment,
+            tables[name] = replace(
+                table, relationships=tuple(rels), column_map={}, relationship_map={}
+            )
+    resolver = FilterResolver(
+        {
+            n: (frozenset(c.name for c in t.columns), {r.name: r.target for r in t.relationships})
+            for n, t in tables.items()
+        }
+    )
+    for name, table in list(tables.items()):
+        perms = _select_permissions(resolved[name][0], table, resolver, issues)
+        if perms:
+            tables[name] = replace(
+                table, select_permissions=perms, column_map={}, relationship_map={}
             )
     return Ir(tables=tables, inconsistencies=tuple(issues))
+
+
+def _select_permissions(
+    entry: TableEntry, table: Table, resolver: FilterResolver, issues: list[Inconsistency]
+) -> dict[str, SelectPermission]:
+    out: dict[str, SelectPermission] = {}
+    all_columns = tuple(c.name for c in table.columns)
+    for item in entry.select_permissions:
+        role = str(item.get("role"))
+        try:
+            out[role] = select_permission(
+                role, item.get("permission") or {}, all_columns, table.name, resolver
+            )
+        except PermissionError_ as exc:
+            issues.append(
+                Inconsistency(
+                    "select_permission",
+                    {"table": msgspec.to_builtins(table.name), **item},
+                    f"Inconsistent object: in table {table.name.quoted()}: in permission for "
+                    f'role "{role}": {exc}',
+                    "validation-failed",
+                    f"select_permission {role} in table {table.name} in source default",
+                    table.name,
+                    f"{role}.select",
+                )
+            )
+    return out
 
 
 def _table(entry: TableEntry, db: DbTable, issues: list[Inconsistency]) -> Table | None:

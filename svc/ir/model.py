@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from svc.ir.permissions import SelectPermission
 from svc.metadata.model import QualifiedName
 
 # Postgres types whose JSON value is a string when numbers are stringified
@@ -100,10 +101,13 @@ class Table:
     relationships: tuple[Relationship, ...]
     root_fields: RootFields
     comment: str | None = None
+    select_permissions: dict[str, SelectPermission] = field(default_factory=dict)
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
+        self.column_map.clear()
+        self.relationship_map.clear()
         self.column_map.update({c.name: c for c in self.columns})
         self.relationship_map.update({r.name: r for r in self.relationships})
 
@@ -135,7 +139,8 @@ class Inconsistency:
     def describe(self) -> str:
         """How a dependency error names it: `relationship article.author in source …`."""
         if self.relationship is not None and self.table is not None:
-            return f'relationship {self.table}.{self.relationship} in source "default"'
+            kind = "relationship" if self.type.endswith("_relation") else "permission"
+            return f'{kind} {self.table}.{self.relationship} in source "default"'
         return f'table {self.table or self.name} in source "default"'
 
     def to_json(self) -> dict[str, Any]:

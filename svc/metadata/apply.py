@@ -9,13 +9,20 @@ mutated: each function returns a new document.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from msgspec import UNSET as _UNSET
 
 from svc.errors import SvcError, already_exists, not_exists
 from svc.metadata.args import (
+    AddComputedField,
+    CreatePermission,
     CreateRelationship,
+    DropComputedField,
+    DropPermission,
     DropRelationship,
+    RenameRelationship,
+    SetPermissionComment,
     SetTableCustomization,
     UntrackTable,
 )
@@ -126,3 +133,119 @@ def remove_relationship(entry: TableEntry, name: str) -> None:
     """Drop relationship `name` from `entry` in place (used on a fresh clone only)."""
     entry.object_relationships = [r for r in entry.object_relationships if r.name != name]
     entry.array_relationships = [r for r in entry.array_relationships if r.name != name]
+
+
+PERMISSION_TYPES = ("insert", "select", "update", "delete")
+
+
+def _permissions(entry: TableEntry, kind: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = getattr(entry, f"{kind}_permissions")
+    return found
+
+
+def _tracked_entry(md: Metadata, raw: Any) -> tuple[QualifiedName, TableEntry]:
+    table = qualify(raw, "$.args.table")
+    entry = md.table(table)
+    if entry is None:
+        raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
+    return table, entry
+
+
+def create_permission(md: Metadata, args: CreatePermission, kind: str) -> Metadata:
+    """Add a `kind` permission for a role; 400 `permission-error` when one exists (spec 7)."""
+    table, entry = _tracked_entry(md, args.table)
+    if any(p.get("role") == args.role for p in _permissions(entry, kind)):
+        raise SvcError(
+            "permission-error",
+            f'{kind} permission on "{table}" for role "{args.role}" already exists',
+            path="$.args",
+        )
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    item: dict[str, Any] = {"role": args.role, "permission": args.permission}
+    if args.comment is not None:
+        item["comment"] = args.comment
+    _permissions(target, kind).append(item)
+    return out
+
+
+def drop_permission(md: Metadata, args: DropPermission, kind: str) -> Metadata:
+    """Remove a role's `kind` permission; 400 `permission-error` when there is none."""
+    table, entry = _tracked_entry(md, args.table)
+    if not any(p.get("role") == args.role for p in _permissions(entry, kind)):
+        raise SvcError(
+            "permission-error",
+            f'{kind} permission on "{table}" for role "{args.role}" does not exist',
+            path="$.args",
+        )
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    setattr(
+        target,
+        f"{kind}_permissions",
+        [p for p in _permissions(target, kind) if p.get("role") != args.role],
+    )
+    return out
+
+
+def set_permission_comment(md: Metadata, args: SetPermissionComment) -> Metadata:
+    """Set or clear (null) the comment of a permission."""
+    if args.type not in PERMISSION_TYPES:
+        raise SvcError("parse-failed", f"unknown permission type {args.type!r}", "$.args.type")
+    drop_permission(md, DropPermission(args.table, args.role), args.type)  # checks it exists
+    table = qualify(args.table)
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    for p in _permissions(target, args.type):
+        if p.get("role") == args.role:
+            if args.comment is None:
+                p.pop("comment", None)
+            else:
+                p["comment"] = args.comment
+    return out
+
+
+def rename_relationship(md: Metadata, args: RenameRelationship) -> Metadata:
+    """Rename a relationship; 400 `not-exists` / `already-exists` as for create/drop."""
+    table, entry = _tracked_entry(md, args.table)
+    if entry.relationship(args.name) is None:
+        raise not_exists(f'relationship "{args.name}" does not exist', "$.args.name")
+    if entry.relationship(args.new_name) is not None:
+        raise already_exists(f'relationship "{args.new_name}" already exists', "$.args")
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    for rel in (*target.object_relationships, *target.array_relationships):
+        if rel.name == args.name:
+            rel.name = args.new_name
+    return out
+
+
+def add_computed_field(md: Metadata, args: AddComputedField) -> Metadata:
+    """Add a computed field; 400 `already-exists` when the name is taken."""
+    table, entry = _tracked_entry(md, args.table)
+    if any(c.get("name") == args.name for c in entry.computed_fields):
+        raise already_exists(f'computed field "{args.name}" already exists', "$.args.name")
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    item: dict[str, Any] = {"name": args.name, "definition": args.definition}
+    if args.comment is not None:
+        item["comment"] = args.comment
+    target.computed_fields.append(item)
+    return out
+
+
+def drop_computed_field(md: Metadata, args: DropComputedField) -> Metadata:
+    """Remove a computed field; 400 `not-exists` when there is none."""
+    table, entry = _tracked_entry(md, args.table)
+    if not any(c.get("name") == args.name for c in entry.computed_fields):
+        raise not_exists(f'computed field "{args.name}" does not exist', "$.args.name")
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    target.computed_fields = [c for c in target.computed_fields if c.get("name") != args.name]
+    return out

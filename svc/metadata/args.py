@@ -101,3 +101,60 @@ __all__ = [
     "UntrackTable",
     "parse_args",
 ]
+
+
+class CreatePermission(msgspec.Struct):
+    """`create_<type>_permission`: `{table, role, permission, comment}`."""
+
+    table: Any
+    role: str
+    permission: dict[str, Any]
+    comment: str | None = None
+    source: str = "default"
+
+
+class DropPermission(msgspec.Struct):
+    """`drop_<type>_permission`: `{table, role}`."""
+
+    table: Any
+    role: str
+    source: str = "default"
+
+
+class SetPermissionComment(msgspec.Struct):
+    """`set_permission_comment`: `{table, role, type, comment}`."""
+
+    table: Any
+    role: str
+    type: str
+    comment: str | None = None
+    source: str = "default"
+
+
+class RenameRelationship(msgspec.Struct):
+    """`rename_relationship`: `{table, name, new_name}`."""
+
+    table: Any
+    name: str
+    new_name: str
+    source: str = "default"
+
+
+class AddComputedField(msgspec.Struct):
+    """`add_computed_field`: `{table, name, definition: {function, table_argument,
+    session_argument}, comment}`."""
+
+    table: Any
+    name: str
+    definition: dict[str, Any]
+    comment: str | None = None
+    source: str = "default"
+
+
+class DropComputedField(msgspec.Struct):
+    """`drop_computed_field`: `{table, name, cascade}`."""
+
+    table: Any
+    name: str
+    cascade: bool = False
+    source: str = "default"

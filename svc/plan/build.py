@@ -53,6 +53,7 @@ from svc.plan.nodes import (
     Typename,
     VarRef,
 )
+from svc.plan.permissions import filter_exp
 from svc.plan.values import ValueReader
 from svc.schema.info import FieldInfo
 
@@ -78,9 +79,11 @@ class Planner:
         variables: dict[str, Any],
         *,
         stringify: bool,
+        role: str = "admin",
     ) -> None:
         self.schema = schema
         self.tables = tables
+        self.role = role
         self.fragments = fragments
         self.variables = variables
         self.reader = ValueReader(variables)
@@ -124,7 +127,8 @@ class Planner:
                     for c in table.primary_key
                 )
             )
-            return Select(Rows(table.name, where), self._fields(table, field, nodes), single=True)
+            rows = Rows(table.name, self._restricted(table, where))
+            return Select(rows, self._fields(table, field, nodes), single=True)
         raise SvcError("not-supported", f"root field kind {info.kind} is not supported yet")
 
     # -- arguments ----------------------------------------------------------------------
@@ -136,8 +140,22 @@ class Planner:
                 out[arg.name.value] = self.reader.read(arg.value, definition.type)
         return out
 
+    def permission_filter(self, table: Table) -> BoolExp:
+        """The role's row filter on `table` (true for admin)."""
+        if self.role == "admin":
+            return TRUE
+        perm = table.select_permissions.get(self.role)
+        return TRUE if perm is None else filter_exp(self.tables, table, perm.filter)
+
+    def _restricted(self, table: Table, where: BoolExp) -> BoolExp:
+        check = self.permission_filter(table)
+        if check == TRUE:
+            return where
+        return check if where == TRUE else And((where, check))
+
     def _rows(self, table: Table, args: dict[str, Any]) -> Rows:
-        where = self.bool_exp(table, args.get("where"))
+        where = self._restricted(table, self.bool_exp(table, args.get("where")))
+        perm = table.select_permissions.get(self.role) if self.role != "admin" else None
         order = self._order_by(table, args.get("order_by"))
         distinct = tuple(self.reader.concrete(args.get("distinct_on")) or ())
         if distinct:
@@ -149,6 +167,7 @@ class Planner:
             self._window(args.get("limit"), "limit"),
             self._window(args.get("offset"), "offset"),
             distinct,
+            perm.limit if perm is not None else None,
         )
 
     def _window(self, value: Any, name: str) -> Param | None:
@@ -199,7 +218,8 @@ class Planner:
             elif key in table.relationship_map:
                 rel = table.relationship_map[key]
                 target = self._target(rel)
-                items.append(Exists(target.name, rel.mapping, self.bool_exp(target, sub)))
+                inner = self._restricted(target, self.bool_exp(target, sub))
+                items.append(Exists(target.name, rel.mapping, inner))
         return items[0] if len(items) == 1 else And(tuple(items))
 
     def _column_ops(self, table: Table, column: str, ops: Any) -> list[BoolExp]:
@@ -312,7 +332,8 @@ class Planner:
         assert rel is not None and target is not None
         args = self._args(field, nodes[0])
         if info.kind == "object_rel":
-            sel = Select(Rows(target.name), self._fields(target, field, nodes), single=True)
+            rows = Rows(target.name, self.permission_filter(target))
+            sel = Select(rows, self._fields(target, field, nodes), single=True)
         elif info.kind == "array_rel":
             sel = Select(self._rows(target, args), self._fields(target, field, nodes))
         else:
@@ -382,9 +403,10 @@ def plan_query(
     variables: dict[str, Any],
     *,
     stringify: bool,
+    role: str = "admin",
 ) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
-    """Plan `op`; returns the plan, the structural variables and the leaf variables used."""
-    planner = Planner(schema, tables, fragments, variables, stringify=stringify)
+    """Plan `op` for `role`; returns the plan, the structural and the leaf variables used."""
+    planner = Planner(schema, tables, fragments, variables, stringify=stringify, role=role)
     plan = planner.plan(op)
     return plan, frozenset(planner.reader.structural), frozenset(planner.reader.leaf_vars)
 

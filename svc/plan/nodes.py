@@ -77,6 +77,15 @@ class Compare:
 
 
 @dataclass(frozen=True, slots=True)
+class ColCompare:
+    """`column <op> other_column` (`_ceq`, `_cgt`, … of permission filters)."""
+
+    column: str
+    op: str
+    other: str
+
+
+@dataclass(frozen=True, slots=True)
 class IsNull:
     """`column IS NULL` (or `IS NOT NULL` when `negated`)."""
 
@@ -93,7 +102,7 @@ class Exists:
     where: BoolExp
 
 
-BoolExp = And | Or | Not | Compare | IsNull | Exists
+BoolExp = And | Or | Not | Compare | ColCompare | IsNull | Exists
 TRUE = And(())
 
 # -- ordering -------------------------------------------------------------------------
@@ -165,6 +174,7 @@ class Rows:
     limit: Param | None = None
     offset: Param | None = None
     distinct_on: tuple[str, ...] = ()
+    limit_cap: int | None = None  # a permission's row limit
 
 
 @dataclass(frozen=True, slots=True)

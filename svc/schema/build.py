@@ -93,9 +93,15 @@ def _info(kind: str, **kw: Any) -> dict[str, Any]:
 class SchemaBuilder:
     """Builds one `GraphQLSchema`; types are memoised by name so each is made once."""
 
-    def __init__(self, ir: Ir) -> None:
+    def __init__(self, ir: Ir, role: str = "admin") -> None:
         self.ir = ir
-        self.tables = ir.tables
+        self.role = role
+        # Tables the role may select (all, for admin), without the invalid-named ones.
+        self.tables = {
+            name: t
+            for name, t in ir.tables.items()
+            if t.gql_name and (role == "admin" or role in t.select_permissions)
+        }
         self.scalars: dict[str, GraphQLScalarType] = dict(BUILTIN_SCALARS)
         self.types: dict[str, Any] = {}
         self.order_by = GraphQLEnumType(
@@ -103,6 +109,18 @@ class SchemaBuilder:
             {name: GraphQLEnumValue(name, description=desc) for name, desc in ORDER_BY_VALUES},
             description="column ordering options",
         )
+
+    # -- what the role may see ------------------------------------------------------------
+    def cols(self, table: Table) -> tuple[Column, ...]:
+        """The columns the role may select."""
+        if self.role == "admin":
+            return table.columns
+        allowed = set(table.select_permissions[self.role].columns)
+        return tuple(c for c in table.columns if c.name in allowed)
+
+    def aggregations(self, table: Table) -> bool:
+        """Whether the role may use `x_aggregate` and `<rel>_aggregate` of `table`."""
+        return self.role == "admin" or table.select_permissions[self.role].allow_aggregations
 
     # -- memoisation --------------------------------------------------------------------
     def _memo(self, name: str, make: Callable[[], Any]) -> Any:
@@ -191,7 +209,7 @@ class SchemaBuilder:
 
     def _object_fields(self, table: Table) -> dict[str, GraphQLField]:
         fields: dict[str, GraphQLField] = {}
-        for column in table.columns:
+        for column in self.cols(table):
             fields[column.gql_name] = self._column_field(column)
         for rel in table.relationships:
             target = self.tables.get(rel.target)
@@ -210,6 +228,8 @@ class SchemaBuilder:
                     description=rel.comment or "An array relationship",
                     extensions=_info("array_rel", table=target, relationship=rel),
                 )
+                if not self.aggregations(target):
+                    continue
                 fields[f"{rel.name}_aggregate"] = GraphQLField(
                     _nn(self.aggregate_type(target)),
                     self.select_args(target),
@@ -244,7 +264,7 @@ class SchemaBuilder:
                 name,
                 {
                     c.gql_name: GraphQLEnumValue(c.name, description="column name")
-                    for c in table.columns
+                    for c in self.cols(table)
                 },
                 description=f'select columns of table "{table.name}"',
             ),
@@ -261,7 +281,7 @@ class SchemaBuilder:
                 "_not": GraphQLInputField(me),
                 "_or": GraphQLInputField(_list_nn(me)),
             }
-            for column in table.columns:
+            for column in self.cols(table):
                 f[column.gql_name] = GraphQLInputField(self.comparison_exp(column))
             for rel in table.relationships:
                 target = self.tables.get(rel.target)
@@ -285,7 +305,7 @@ class SchemaBuilder:
 
         def fields() -> dict[str, GraphQLInputField]:
             f: dict[str, GraphQLInputField] = {}
-            for column in table.columns:
+            for column in self.cols(table):
                 f[column.gql_name] = GraphQLInputField(self.order_by)
             for rel in table.relationships:
                 target = self.tables.get(rel.target)
@@ -308,8 +328,9 @@ class SchemaBuilder:
 
     def _op_columns(self, table: Table, op: str) -> list[Column]:
         if op in NUMERIC_AGG_OPS:
-            return [c for c in table.columns if c.is_numeric and not c.is_array]
-        return [c for c in table.columns if c.type_name not in UNORDERED_TYPES and not c.is_array]
+            return [c for c in self.cols(table) if c.is_numeric and not c.is_array]
+        cols = self.cols(table)
+        return [c for c in cols if c.type_name not in UNORDERED_TYPES and not c.is_array]
 
     def aggregate_order_by(self, table: Table) -> GraphQLInputObjectType:
         """`x_aggregate_order_by`: `count` and `<op>: x_<op>_order_by`."""
@@ -414,8 +435,6 @@ class SchemaBuilder:
         """The query (and subscription) root fields of every table."""
         fields: dict[str, GraphQLField] = {}
         for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
-            if not table.gql_name:
-                continue
             rf = table.root_fields
             obj = self.object_type(table)
             fields[rf.select] = GraphQLField(
@@ -424,13 +443,15 @@ class SchemaBuilder:
                 description=f'fetch data from the table: "{table.name}"',
                 extensions=_info("select", table=table),
             )
-            fields[rf.select_aggregate] = GraphQLField(
-                _nn(self.aggregate_type(table)),
-                self.select_args(table),
-                description=f'fetch aggregated fields from the table: "{table.name}"',
-                extensions=_info("select_aggregate", table=table),
-            )
-            if table.primary_key and all(table.column(c) for c in table.primary_key):
+            if self.aggregations(table):
+                fields[rf.select_aggregate] = GraphQLField(
+                    _nn(self.aggregate_type(table)),
+                    self.select_args(table),
+                    description=f'fetch aggregated fields from the table: "{table.name}"',
+                    extensions=_info("select_aggregate", table=table),
+                )
+            visible = {c.name for c in self.cols(table)}
+            if table.primary_key and all(c in visible for c in table.primary_key):
                 pk_args = {}
                 for col_name in table.primary_key:
                     col = table.column(col_name)
@@ -455,6 +476,8 @@ class SchemaBuilder:
         return GraphQLSchema(query=query, subscription=subscription)
 
 
-def build_schema(ir: Ir) -> GraphQLSchema:
-    """The admin role's GraphQL schema for `ir` (every tracked table, every column)."""
-    return SchemaBuilder(ir).build()
+def build_schema(ir: Ir, role: str = "admin") -> GraphQLSchema:
+    """The GraphQL schema of `role`: admin sees every tracked table and column; another role
+    sees the tables it has a select permission on, its columns, and aggregates only when
+    allowed; `x_by_pk` only when every key column is visible (Hasura's rules)."""
+    return SchemaBuilder(ir, role).build()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from svc.metadata.model import QualifiedName
 from svc.plan.nodes import (
+    TRUE,
     AggAggregate,
     AggCount,
     AggLeaf,
@@ -21,6 +22,7 @@ from svc.plan.nodes import (
     Aggregate,
     And,
     BoolExp,
+    ColCompare,
     ColumnField,
     Compare,
     Exists,
@@ -60,6 +62,15 @@ COMPARE_OPS = {
     "_has_key": "?",
     "_has_keys_any": "?|",
     "_has_keys_all": "?&",
+}
+COLUMN_COMPARE_OPS = {
+    "_ceq": "=",
+    "_cne": "<>",
+    "_cneq": "<>",
+    "_cgt": ">",
+    "_clt": "<",
+    "_cgte": ">=",
+    "_clte": "<=",
 }
 MAX_IDENT = 63  # Postgres truncates longer identifiers
 
@@ -126,6 +137,9 @@ class Renderer:
             return f"{alias}.{ident(exp.column)} IS {'NOT ' if exp.negated else ''}NULL"
         if isinstance(exp, Compare):
             return self._compare(exp, alias)
+        if isinstance(exp, ColCompare):
+            op = COLUMN_COMPARE_OPS[exp.op]
+            return f"{alias}.{ident(exp.column)} {op} {alias}.{ident(exp.other)}"
         if isinstance(exp, Exists):
             inner = self.alias("_x")
             cond = self.join_condition(exp.mapping, alias, inner)
@@ -217,8 +231,12 @@ class Renderer:
         )
         if inner_order:
             sql += " ORDER BY " + ", ".join(inner_order)
-        if rows.limit is not None:
+        if rows.limit is not None and rows.limit_cap is not None:
+            sql += f" LIMIT LEAST({self.param(rows.limit)}, {int(rows.limit_cap)})"
+        elif rows.limit is not None:
             sql += f" LIMIT {self.param(rows.limit)}"
+        elif rows.limit_cap is not None:
+            sql += f" LIMIT {int(rows.limit_cap)}"
         if rows.offset is not None:
             sql += f" OFFSET {self.param(rows.offset)}"
         return sql, outer_order
@@ -260,6 +278,8 @@ class Renderer:
         joins: list[str] = []
         obj = self.row_json(f.select.fields, b, joins)
         cond = self.join_condition(f.mapping, parent, b)
+        if f.select.rows.where != TRUE:
+            cond = f"({cond}) AND ({self.bool_exp(f.select.rows.where, b)})"
         return (
             f"LEFT OUTER JOIN LATERAL (SELECT {obj} AS {ident('v')} FROM "
             f"{qualified(f.select.rows.table)} AS {b} {' '.join(joins)} WHERE {cond}) AS {rel} "

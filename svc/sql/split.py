@@ -19,9 +19,13 @@ where a statement ends, ``psql`` (``psqlscan.l``):
 
 A semicolon ends a statement only at the top level: not inside any of the above,
 not inside parentheses (so ``CREATE RULE ... DO ALSO (INSERT ...; UPDATE ...)`` stays
-whole), and not inside a ``BEGIN ... END`` block of a ``CREATE [OR REPLACE]
-{FUNCTION|PROCEDURE}`` statement (SQL-standard ``BEGIN ATOMIC`` bodies; ``CASE ...
-END`` inside such a block is counted too).  These are the rules ``psql`` uses.
+whole), and not inside a ``BEGIN ... END`` block of a statement that starts with
+``CREATE [OR REPLACE] {FUNCTION|PROCEDURE}`` (SQL-standard ``BEGIN ATOMIC`` bodies;
+``CASE ... END`` inside such a block is counted too, and BEGIN/CASE/END inside
+parentheses are not).  These are the rules ``psql`` uses; the one simplification
+is that the CREATE ... FUNCTION/PROCEDURE words must come first in the statement,
+separated only by whitespace and comments (``psql`` also skips other tokens, which
+only matters for invalid SQL).
 
 Nothing here raises on malformed SQL: an unterminated string, quoted identifier,
 dollar quote or block comment runs to the end of the script (it becomes part of
