@@ -13,17 +13,23 @@ from typing import Any
 
 import msgspec
 from graphql import (
+    DirectiveNode,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSchema,
+    NoUnusedVariablesRule,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
+    VariableNode,
+    Visitor,
     execute_sync,
     parse,
+    specified_rules,
     validate,
+    visit,
 )
 from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
@@ -76,6 +82,8 @@ def decode_request(raw: Any) -> GraphQLRequest:
         raise SvcError("parse-failed", str(exc).split(" - at ")[0], path="$") from None
 
 
+# Hasura accepts variables an operation does not use.
+RULES = tuple(r for r in specified_rules if r is not NoUnusedVariablesRule)
 _FIELD_NOT_FOUND = re.compile(r"Cannot query field '([^']+)' on type '([^']+)'")
 
 
@@ -94,7 +102,7 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
         document = parse(query)
     except GraphQLError as exc:
         raise validation_failed(f"not a valid graphql query: {exc.message}", "$.query") from None
-    errors = validate(schema, document)
+    errors = validate(schema, document, RULES)
     if errors:
         raise _validation_error(errors[0])
     ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -115,7 +123,22 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
     op = chosen[0]
     if op.operation == OperationType.MUTATION:
         raise validation_failed("no mutations exist", "$")
-    return Prepared(document, op, fragments)
+    return Prepared(document, op, fragments, structural=_directive_variables(document))
+
+
+def _directive_variables(document: DocumentNode) -> frozenset[str]:
+    """Variables used by `@skip`/`@include`: they decide which fields exist, so the plan
+    cache must key on their values."""
+    found: set[str] = set()
+
+    class Finder(Visitor):
+        def enter_directive(self, node: DirectiveNode, *_: Any) -> None:
+            for arg in node.arguments or ():
+                if isinstance(arg.value, VariableNode):
+                    found.add(arg.value.name.value)
+
+    visit(document, Finder())
+    return frozenset(found)
 
 
 def coerce_variables(

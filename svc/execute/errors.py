@@ -40,6 +40,8 @@ def map_query_error(exc: asyncpg.PostgresError) -> SvcError:
             if column:
                 message = f'null value in column "{column}" violates not-null constraint'
         return SvcError("constraint-violation", message, internal=internal)
+    if state == "22025":  # invalid escape sequence (a LIKE pattern): the reference's code
+        return SvcError("bad-request", message, internal=internal)
     if state.startswith("22"):
         return SvcError("data-exception", message, internal=internal)
     if state in ("42501",):

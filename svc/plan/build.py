@@ -66,6 +66,7 @@ ORDER_DIRECTIONS = {
     "desc_nulls_last": (True, False),
 }
 LIST_OPS = frozenset({"_in", "_nin", "_has_keys_any", "_has_keys_all"})
+GEO_TYPES = frozenset({"geometry", "geography"})
 
 
 class Planner:
@@ -284,14 +285,19 @@ class Planner:
                 target = self._target(rel)
                 for op, cols in sub.items():
                     cols = self.reader.concrete(cols)
+                    if cols is None:
+                        continue
                     if op == "count":
                         leaf = AggLeaf(target.name, rel.mapping, "count", None)
                         keys.append(_key(path, leaf, cols))
                         continue
                     tcols = {c.gql_name: c for c in target.columns}
                     for col_name, direction in (cols or {}).items():
+                        direction = self.reader.concrete(direction)
+                        if direction is None:
+                            continue
                         leaf = AggLeaf(target.name, rel.mapping, op, tcols[col_name].name)
-                        keys.append(_key(path, leaf, self.reader.concrete(direction)))
+                        keys.append(_key(path, leaf, direction))
         return keys
 
     # -- selections ---------------------------------------------------------------------
@@ -326,6 +332,7 @@ class Planner:
                 col.name,
                 self.stringify and col.stringifiable,
                 Param(Const(keys), "text", True) if keys is not None else None,
+                col.type_name in GEO_TYPES,
             )
         rel = info.relationship
         target = info.table
@@ -391,7 +398,7 @@ class Planner:
 
 
 def _key(path: tuple[Hop, ...], leaf: str | AggLeaf, direction: Any) -> OrderKey:
-    descending, nulls_first = ORDER_DIRECTIONS[direction]
+    descending, nulls_first = ORDER_DIRECTIONS[direction or "asc"]
     return OrderKey(path, leaf, descending, nulls_first)
 
 

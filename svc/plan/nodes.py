@@ -146,6 +146,7 @@ class ColumnField:
     column: str
     as_text: bool = False
     json_path: Param | None = None
+    geojson: bool = False  # PostGIS geometry/geography, answered as GeoJSON
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,7 @@ COLUMN_COMPARE_OPS = {
     "_cgte": ">=",
     "_clte": "<=",
 }
+GEO_TYPES = frozenset({"geometry", "geography"})
 MAX_IDENT = 63  # Postgres truncates longer identifiers
 
 
@@ -118,6 +119,9 @@ class Renderer:
             return f"${n}::text[]" if p.pg_type == "text" else f"${n}::text[]::{p.pg_type}[]"
         if p.pg_type == "text":
             return f"${n}::text"
+        base = p.pg_type.rsplit(".", 1)[-1]
+        if base in GEO_TYPES:  # PostGIS values travel as GeoJSON (Hasura's representation)
+            return f"ST_GeomFromGeoJSON(${n}::text)::{p.pg_type}"
         return f"${n}::text::{p.pg_type}"
 
     # -- boolean expressions ------------------------------------------------------------
@@ -260,6 +264,8 @@ class Renderer:
             return literal(f.name)
         if isinstance(f, ColumnField):
             value = f"{alias}.{ident(f.column)}"
+            if f.geojson:
+                value = f"ST_AsGeoJSON({value})::json"
             if f.json_path is not None:
                 value = f"({value} #> {self.param(f.json_path)})"
             return f"({value})::text" if f.as_text else value

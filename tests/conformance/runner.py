@@ -26,6 +26,7 @@ order ignored; booleans are not numbers).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -56,11 +57,16 @@ REQUEST_TIMEOUT = 30.0
 
 PASS = "pass"
 
-SETUP_NAMES = frozenset({
-    "setup.yaml", "teardown.yaml",
-    "schema_setup.yaml", "schema_teardown.yaml",
-    "values_setup.yaml", "values_teardown.yaml",
-})
+SETUP_NAMES = frozenset(
+    {
+        "setup.yaml",
+        "teardown.yaml",
+        "schema_setup.yaml",
+        "schema_teardown.yaml",
+        "values_setup.yaml",
+        "values_teardown.yaml",
+    }
+)
 
 EXTRA_CASES: dict[str, int] = {
     # upstream: test_select_query_invalid_fkey_relationship posts this bare /v1/query body and
@@ -86,7 +92,7 @@ _CorpusLoader.yaml_implicit_resolvers = {
 
 def load_yaml(path: Path) -> Any:
     """The document in `path`, normalised to what JSON can carry (e.g. int keys → strings)."""
-    data = yaml.load(path.read_text(), Loader=_CorpusLoader)  # noqa: S506 (safe loader subclass)
+    data = yaml.load(path.read_text(), Loader=_CorpusLoader)
     return json.loads(json.dumps(data, default=str))
 
 
@@ -159,8 +165,10 @@ def discover(corpus: Path = CORPUS) -> list[Suite]:
     for directory in sorted([corpus, *(p for p in corpus.rglob("*") if p.is_dir())]):
         rel = directory.relative_to(corpus).as_posix()
         case_paths = sorted(
-            p for p in directory.glob("*.yaml")
-            if p.is_file() and p.name not in SETUP_NAMES
+            p
+            for p in directory.glob("*.yaml")
+            if p.is_file()
+            and p.name not in SETUP_NAMES
             and not (rel == "." and p.name == "clear_db.yaml")
         )
         if not case_paths:
@@ -222,8 +230,10 @@ def json_diff(expected: Any, actual: Any, path: str = "$") -> str | None:
         return None
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
-            return (f"{path}: expected {len(expected)} items, got {len(actual)}: "
-                    f"expected {compact(expected)}, got {compact(actual)}")
+            return (
+                f"{path}: expected {len(expected)} items, got {len(actual)}: "
+                f"expected {compact(expected)}, got {compact(actual)}"
+            )
         for i, (exp, act) in enumerate(zip(expected, actual, strict=True)):
             diff = json_diff(exp, act, f"{path}[{i}]")
             if diff:
@@ -251,12 +261,18 @@ def _is_query_error(body: Any) -> bool:
 
 def _error_text(body: Any) -> str:
     """The message of an error body, for failure reasons."""
+    if isinstance(body, _NotJson):
+        return f"non-JSON body: {_one_line(body.text, 140)}"
     if isinstance(body, dict):
         errors = body.get("errors")
         if isinstance(errors, list) and errors and isinstance(errors[0], dict):
             return _one_line(errors[0].get("message", ""), 140)
         if "error" in body:
-            return _one_line(body["error"], 140)
+            internal = body.get("internal")
+            pg_error = internal.get("error") if isinstance(internal, dict) else None
+            detail = pg_error.get("message") if isinstance(pg_error, dict) else None
+            text = f"{body['error']} ({detail})" if detail else str(body["error"])
+            return _one_line(text, 180)
     return compact(body, 140)
 
 
@@ -275,9 +291,17 @@ def compare_body(url: str, expected: Any, actual: Any, path: str = "$") -> str |
         if not _is_query_error(actual):
             return f"{path}: expected error {expected.get('code')}, got {compact(actual)}"
         if "code" in expected and expected["code"] != actual.get("code"):
-            return (f"{path}: code: expected {expected['code']}, got {actual.get('code')} "
-                    f"({_error_text(actual)})")
+            return (
+                f"{path}: code: expected {expected['code']}, got {actual.get('code')} "
+                f"({_error_text(actual)})"
+            )
         return None
+    act_gql_err, act_code = _graphql_error_code(actual)
+    if act_gql_err or (_is_query_error(actual) and not isinstance(expected, list)):
+        return (
+            f"{path}: expected data, got error {act_code or actual.get('code')}: "
+            f"{_error_text(actual)}"
+        )
     if route == "/v1/graphql/explain":
         return _explain_diff(expected, actual, path)
     if isinstance(expected, list) and route.endswith("/graphql"):
@@ -321,8 +345,9 @@ def _explain_diff(expected: Any, actual: Any, path: str) -> str | None:
     return _explain_item_diff(actual, path)
 
 
-def compare_step(step: dict[str, Any], status: int, body: Any,
-                 headers: httpx.Headers) -> str | None:
+def compare_step(
+    step: dict[str, Any], status: int, body: Any, headers: httpx.Headers
+) -> str | None:
     """Why a response does not satisfy the case `step`, or None when it passes."""
     expected_status = step["status"]
     if status != expected_status:
@@ -382,9 +407,13 @@ class RunResult:
     """Case id → "pass" or a one-line failure reason, in run order."""
     dirs: dict[str, list[str]]
     """Directory → its case ids."""
-    notes: list[str]
-    """Setup/teardown failures and server restarts."""
+    notes: list[tuple[str, str]]
+    """(directory, problem): setup/teardown failures, server deaths and restarts."""
     seconds: float
+
+    def __repr__(self) -> str:
+        ok = len(self.passed())
+        return f"RunResult({ok}/{len(self.results)} passed in {self.seconds:.1f} s)"
 
     def passed(self) -> set[str]:
         """Ids of the passing cases."""
@@ -393,32 +422,35 @@ class RunResult:
     def rates(self) -> dict[str, tuple[int, int]]:
         """Directory → (passed, total)."""
         return {
-            d: (sum(self.results[i] == PASS for i in ids), len(ids))
-            for d, ids in self.dirs.items()
+            d: (sum(self.results[i] == PASS for i in ids), len(ids)) for d, ids in self.dirs.items()
         }
 
 
 class _Engine:
     """The current server and database; `restart` swaps in fresh ones."""
 
-    def __init__(self, pg_url: str, notes: list[str]) -> None:
+    def __init__(self, pg_url: str, notes: list[tuple[str, str]]) -> None:
         self.pg_url = pg_url
         self.notes = notes
         self.server: ServerProcess | None = None
-        self.restart("initial start")
+        self.broken = False
+        """Set when a request could not reach the server (refused, reset, timed out)."""
+        self.restarts = 0
+        self.restart()
 
-    def restart(self, why: str) -> None:
+    def restart(self) -> None:
         """A fresh database and server, with `clear_db.yaml` applied."""
         if self.server is not None:
-            self.notes.append(f"fresh database + server: {why}")
+            self.restarts += 1
             self.server.stop()
             self.server = None
+        self.broken = False
         self.server = ServerProcess(create_database(self.pg_url, prefix="conf"), *SERVER_ARGS)
         clear_db = CORPUS / "clear_db.yaml"
         if clear_db.is_file():
             problem = self.post_body(clear_db)
             if problem:
-                self.notes.append(f"clear_db.yaml failed: {problem}")
+                self.notes.append((".", f"clear_db.yaml failed: {problem}"))
 
     @property
     def client(self) -> httpx.Client:
@@ -426,16 +458,36 @@ class _Engine:
         assert self.server is not None
         return self.server.client
 
-    def alive(self) -> bool:
-        """Whether the server process still runs."""
-        return self.server is not None and self.server.proc.poll() is None
+    def healthy(self) -> bool:
+        """Whether the server process still runs and answered the last request."""
+        return self.server is not None and self.server.proc.poll() is None and not self.broken
+
+    def log_tail(self) -> str:
+        """The last line of the server log, for notes."""
+        assert self.server is not None
+        try:
+            lines = self.server.log_path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return _one_line(lines[-1], 160) if lines else ""
+
+    def request(self, step: dict[str, Any]) -> httpx.Response:
+        """`send` on the current server; transport errors mark the server broken."""
+        try:
+            return send(self.client, step)
+        except httpx.TransportError:
+            self.broken = True
+            raise
 
     def post_body(self, path: Path) -> str | None:
         """POST a setup/teardown body to `/v1/query`; the problem, or None on 200."""
         try:
             body = load_yaml(path)
-            resp = self.client.post("/v1/query", json=body, timeout=REQUEST_TIMEOUT)
-        except (yaml.YAMLError, OSError, httpx.HTTPError) as exc:
+        except (yaml.YAMLError, OSError) as exc:
+            return f"{path.name}: {type(exc).__name__}: {_one_line(exc)}"
+        try:
+            resp = self.request({"url": "/v1/query", "query": body})
+        except httpx.HTTPError as exc:
             return f"{path.name}: {type(exc).__name__}: {_one_line(exc)}"
         if resp.status_code != 200:
             return f"{path.name}: status {resp.status_code}: {_error_text(decode(resp))}"
@@ -462,65 +514,81 @@ def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]
             results[case_id] = case_file.error
         return
     for case in case_file.cases:
+        if not engine.healthy():
+            results[case.id] = "not run: the server died during an earlier step"
+            continue
         try:
-            resp = send(engine.client, case.step)
+            resp = engine.request(case.step)
         except httpx.HTTPError as exc:
             results[case.id] = f"request failed: {type(exc).__name__}: {_one_line(exc)}"
-            if not engine.alive():
-                break
             continue
         problem = compare_step(case.step, resp.status_code, decode(resp), resp.headers)
         results[case.id] = problem or PASS
-    for case_id in case_file.ids:
-        results.setdefault(case_id, "not run: the server died during an earlier step")
 
 
-def _run_suite(engine: _Engine, suite: Suite, results: dict[str, str]) -> None:
-    def fail_all(files: list[CaseFile], reason: str) -> None:
+class _Suite:
+    """Runs one `Suite`, recovering on a fresh server when its state may be broken."""
+
+    def __init__(self, engine: _Engine, suite: Suite, results: dict[str, str]) -> None:
+        self.engine = engine
+        self.suite = suite
+        self.results = results
+
+    def note(self, problem: str) -> None:
+        """Record a setup/teardown problem of this directory (with the log tail if down)."""
+        if not self.engine.healthy():
+            problem += f" [server unreachable or exited; log: {self.engine.log_tail()}]"
+        self.engine.notes.append((self.suite.rel, problem))
+
+    def fail(self, files: list[CaseFile], reason: str) -> None:
+        """Record every case of `files` as failed with `reason`."""
         for case_file in files:
             for case_id in case_file.ids:
-                results[case_id] = reason
+                self.results[case_id] = reason
 
-    if not engine.alive():
-        engine.restart("the server had exited")
-    problem = engine.post_all(suite.dir_setup)
-    if problem:
-        fail_all(suite.files, f"setup failed: {problem}")
-        engine.notes.append(f"{suite.rel}: setup failed: {problem}")
-        engine.post_all(suite.dir_teardown)
-        engine.restart(f"{suite.rel}: setup failed")
-        return
-    for n, case_file in enumerate(suite.files):
-        problem = engine.post_all(suite.file_setup)
+    def teardown(self, paths: list[Path], where: str) -> bool:
+        """Run teardown bodies; on failure (or a dead server) move to a fresh server."""
+        problem = self.engine.post_all(paths) if self.engine.healthy() else "server not healthy"
+        if problem or not self.engine.healthy():
+            self.note(f"{where}: teardown failed: {problem}; continuing on a fresh server")
+            self.engine.restart()
+            return False
+        return True
+
+    def dir_setup(self) -> str | None:
+        """Run the once-per-directory setup (on a fresh server if the current one is down)."""
+        if not self.engine.healthy():
+            self.engine.restart()
+        return self.engine.post_all(self.suite.dir_setup)
+
+    def run(self) -> None:
+        """Directory setup, then per file: file setup, its cases, file teardown; then
+        directory teardown. A failed teardown moves to a fresh server (and re-runs the
+        directory setup when files remain)."""
+        suite = self.suite
+        problem = self.dir_setup()
         if problem:
-            fail_all([case_file], f"setup failed: {problem}")
-            engine.notes.append(f"{suite.rel}/{case_file.name}: setup failed: {problem}")
-            engine.post_all(suite.file_teardown)
-        else:
-            _run_case_file(engine, case_file, results)
-            if engine.alive():
-                problem = engine.post_all(suite.file_teardown)
-                if problem:
-                    engine.notes.append(
-                        f"{suite.rel}/{case_file.name}: teardown failed: {problem}")
+            self.fail(suite.files, f"setup failed: {problem}")
+            self.note(f"setup failed: {problem}")
+            self.teardown(suite.dir_teardown, "after failed setup")
+            return
+        for n, case_file in enumerate(suite.files):
+            problem = self.engine.post_all(suite.file_setup)
+            if problem:
+                self.fail([case_file], f"setup failed: {problem}")
+                self.note(f"{case_file.name}: setup failed: {problem}")
             else:
-                problem = "the server exited"
-                engine.notes.append(f"{suite.rel}/{case_file.name}: the server exited")
-        if problem and n + 1 < len(suite.files):
-            engine.restart(f"{suite.rel}/{case_file.name}: {problem}")
-            dir_problem = engine.post_all(suite.dir_setup)
-            if dir_problem:
-                fail_all(suite.files[n + 1:], f"setup failed (after restart): {dir_problem}")
-                engine.notes.append(f"{suite.rel}: setup failed after restart: {dir_problem}")
-                engine.restart(f"{suite.rel}: setup failed")
-                return
-    if not engine.alive():
-        engine.restart(f"{suite.rel}: the server exited")
-        return
-    problem = engine.post_all(suite.dir_teardown)
-    if problem:
-        engine.notes.append(f"{suite.rel}: teardown failed: {problem}")
-        engine.restart(f"{suite.rel}: teardown failed")
+                _run_case_file(self.engine, case_file, self.results)
+            if not self.teardown(suite.file_teardown, case_file.name):
+                if n + 1 == len(suite.files):
+                    return  # the fresh server holds nothing of this directory
+                problem = self.dir_setup()
+                if problem:
+                    self.fail(suite.files[n + 1 :], f"setup failed (fresh server): {problem}")
+                    self.note(f"setup failed on a fresh server: {problem}")
+                    self.teardown(suite.dir_teardown, "after failed setup")
+                    return
+        self.teardown(suite.dir_teardown, "directory")
 
 
 def run_corpus(pg_url: str, suites: list[Suite] | None = None) -> RunResult:
@@ -528,13 +596,15 @@ def run_corpus(pg_url: str, suites: list[Suite] | None = None) -> RunResult:
     started = time.monotonic()
     suites = discover() if suites is None else suites
     results: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[tuple[str, str]] = []
     engine = _Engine(pg_url, notes)
     try:
         for suite in suites:
-            _run_suite(engine, suite, results)
+            _Suite(engine, suite, results).run()
     finally:
         engine.stop()
+    if engine.restarts:
+        notes.append((".", f"{engine.restarts} fresh database + server restart(s)"))
     dirs = {s.rel: s.ids for s in suites}
     return RunResult(results, dirs, notes, time.monotonic() - started)
 
@@ -553,14 +623,34 @@ def format_summary(run: RunResult) -> str:
     ok_all = sum(ok for ok, _ in rates.values())
     total_all = sum(total for _, total in rates.values())
     lines.append(f"{'TOTAL':<{width}}  {ok_all:>6}/{total_all:<5}  ({run.seconds:.1f} s)")
-    lines.extend(f"note: {n}" for n in run.notes)
+    lines.extend(f"note: {note}" for note in group_notes(run.notes))
     return "\n".join(lines)
+
+
+def group_notes(notes: list[tuple[str, str]]) -> list[str]:
+    """Notes with the same directory and problem merged: `dir: problem [N files: a, b, …]`."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for where, problem in notes:
+        match = re.match(r"([^\s:]+\.yaml): (.*)$", problem)
+        name, rest = (match.group(1), match.group(2)) if match else ("", problem)
+        groups.setdefault((where, rest), [])
+        if name:
+            groups[(where, rest)].append(name)
+    out = []
+    for (where, rest), names in groups.items():
+        suffix = ""
+        if names:
+            shown = ", ".join(names[:2]) + (", …" if len(names) > 2 else "")
+            suffix = f" [{len(names)} file{'s' if len(names) > 1 else ''}: {shown}]"
+        out.append(f"{where}: {rest}{suffix}")
+    return out
 
 
 def write_last_run(run: RunResult, path: Path = LAST_RUN_PATH) -> None:
     """Write id → result for every case, sorted by id."""
-    path.write_text(json.dumps(dict(sorted(run.results.items())), indent=2,
-                               ensure_ascii=False) + "\n")
+    path.write_text(
+        json.dumps(dict(sorted(run.results.items())), indent=2, ensure_ascii=False) + "\n"
+    )
 
 
 def read_baseline(path: Path = BASELINE_PATH) -> list[str]:
@@ -585,7 +675,6 @@ def missing_from_baseline(run: RunResult, baseline: list[str]) -> Iterator[tuple
         result = run.results.get(case_id, "not found in the corpus")
         if result != PASS:
             yield case_id, result
-
 
 
 def pass_rates(run: RunResult) -> dict[str, tuple[int, int]]:

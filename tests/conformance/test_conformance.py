@@ -61,8 +61,9 @@ def test_error_bodies_compare_by_code() -> None:
     """Error messages and paths are not contract; codes and statuses are."""
     url = "/v1/graphql"
     exp = {"errors": [{"extensions": {"code": "validation-failed", "path": "$"}, "message": "x"}]}
-    same = {"errors": [{"extensions": {"code": "validation-failed", "path": "$.a"},
-                        "message": "y"}]}
+    same = {
+        "errors": [{"extensions": {"code": "validation-failed", "path": "$.a"}, "message": "y"}]
+    }
     other = {"errors": [{"extensions": {"code": "bad-request"}, "message": "z"}]}
     assert compare_body(url, exp, same) is None
     assert compare_body(url, exp, other) is not None
