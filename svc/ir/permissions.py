@@ -12,51 +12,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from svc.ir.operators import (
+    COLUMN_COMPARISON_OPS,
+    GENERAL_OPS,
+    JSONB_OPS,
+    LIST_OPS,
+    POSTGIS_OPS,
+    TEXT_OPS,
+)
 from svc.metadata.model import QualifiedName, qualify
 
 COLUMN_OPS = frozenset(
-    {
-        "_eq",
-        "_neq",
+    (
+        *GENERAL_OPS,
+        *LIST_OPS,
         "_ne",
-        "_gt",
-        "_lt",
-        "_gte",
-        "_lte",
-        "_in",
-        "_nin",
         "_is_null",
-        "_like",
-        "_nlike",
-        "_ilike",
-        "_nilike",
-        "_similar",
-        "_nsimilar",
-        "_regex",
-        "_nregex",
-        "_iregex",
-        "_niregex",
-        "_contains",
-        "_contained_in",
-        "_has_key",
-        "_has_keys_any",
-        "_has_keys_all",
-        "_ceq",
-        "_cne",
-        "_cneq",
-        "_cgt",
-        "_clt",
-        "_cgte",
-        "_clte",
-        "_st_contains",
-        "_st_crosses",
-        "_st_equals",
-        "_st_intersects",
-        "_st_overlaps",
-        "_st_touches",
-        "_st_within",
-        "_st_d_within",
-    }
+        *TEXT_OPS,
+        *JSONB_OPS,
+        *COLUMN_COMPARISON_OPS,
+        *POSTGIS_OPS,
+    )
 )
 
 

@@ -30,6 +30,7 @@ from graphql import (
 )
 
 from svc.ir.model import TEXT_SCALARS, Column, Ir, Table
+from svc.ir.operators import GENERAL_OPS, LIST_OPS, TEXT_OPS
 from svc.schema.info import FieldInfo
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
@@ -147,24 +148,13 @@ class SchemaBuilder:
         def make() -> GraphQLInputObjectType:
             def fields() -> dict[str, GraphQLInputField]:
                 f: dict[str, GraphQLInputField] = {}
-                for op in ("_eq", "_gt", "_gte", "_lt", "_lte", "_neq"):
+                for op in GENERAL_OPS:
                     f[op] = GraphQLInputField(scalar)
-                f["_in"] = GraphQLInputField(_list_nn(scalar))
+                for op in LIST_OPS:
+                    f[op] = GraphQLInputField(_list_nn(scalar))
                 f["_is_null"] = GraphQLInputField(GraphQLBoolean)
-                f["_nin"] = GraphQLInputField(_list_nn(scalar))
                 if column.scalar in TEXT_SCALARS:
-                    for op in (
-                        "_like",
-                        "_nlike",
-                        "_ilike",
-                        "_nilike",
-                        "_similar",
-                        "_nsimilar",
-                        "_regex",
-                        "_nregex",
-                        "_iregex",
-                        "_niregex",
-                    ):
+                    for op in TEXT_OPS:
                         f[op] = GraphQLInputField(scalar)
                 if column.type_name == "jsonb":
                     f["_contains"] = GraphQLInputField(scalar)
