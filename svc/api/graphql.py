@@ -34,6 +34,7 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
 
+from svc.api.mutation import execute_mutation, plan_mutation
 from svc.api.state import State
 from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
@@ -121,7 +122,7 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
     else:
         chosen = ops
     op = chosen[0]
-    if op.operation == OperationType.MUTATION:
+    if op.operation == OperationType.MUTATION and schema.mutation_type is None:
         raise validation_failed("no mutations exist", "$")
     return Prepared(document, op, fragments, structural=_directive_variables(document))
 
@@ -175,11 +176,9 @@ class GraphQLService:
     ) -> tuple[Prepared, Compiled, dict[str, Any]]:
         """Prepared document, compiled statement and coerced variables (all cached)."""
         schema = state.schema(role)
-        key = (role, req.query, req.operationName)
-        prepared: Prepared | None = state.plans.get(key)
-        if prepared is None:
-            prepared = prepare(schema, req.query, req.operationName)
-            state.remember(key, prepared)
+        prepared = self._prepared(state, role, req)
+        if prepared.operation.operation == OperationType.MUTATION:
+            raise validation_failed("explain is available for queries and subscriptions only")
         variables = coerce_variables(schema, prepared, req.variables)
         shape = _shape_key(prepared, variables)
         compiled = prepared.compiled.get(shape)
@@ -204,6 +203,8 @@ class GraphQLService:
         """The response body (`{"data": …}` or `{"errors": […]}`) for one request object."""
         try:
             req = decode_request(raw)
+            if self._is_mutation(state, role, req):
+                return await self._mutate(state, role, session, req)
             prepared, compiled, variables = self.compile(state, role, req)
             values: dict[str, bytes] = {}
             if compiled.aliases:
@@ -215,6 +216,37 @@ class GraphQLService:
             return self._assemble(state, role, prepared, compiled.plan, values, variables)
         except SvcError as exc:
             return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+
+    def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
+        key = (role, req.query, req.operationName)
+        prepared: Prepared | None = state.plans.get(key)
+        if prepared is None:
+            prepared = prepare(state.schema(role), req.query, req.operationName)
+            state.remember(key, prepared)
+        return prepared
+
+    def _is_mutation(self, state: State, role: str, req: GraphQLRequest) -> bool:
+        op = self._prepared(state, role, req).operation
+        return op.operation == OperationType.MUTATION
+
+    async def _mutate(
+        self, state: State, role: str, session: dict[str, str], req: GraphQLRequest
+    ) -> bytes:
+        """Mutations are planned per request (their inputs shape the statements) and run
+        in one transaction."""
+        schema = state.schema(role)
+        prepared = self._prepared(state, role, req)
+        variables = coerce_variables(schema, prepared, req.variables)
+        roots = plan_mutation(
+            schema,
+            state.ir.tables,
+            prepared.operation,
+            prepared.fragments,
+            variables,
+            stringify=self.stringify,
+            role=role,
+        )
+        return await execute_mutation(self.db, state.ir.tables, roots, variables, session)
 
     def _assemble(
         self,

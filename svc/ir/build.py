@@ -139,6 +139,7 @@ def _table(entry: TableEntry, db: DbTable, issues: list[Inconsistency]) -> Table
         relationships=(),
         root_fields=_root_fields(gql_name, config.custom_root_fields if config else None),
         comment=(config.comment if config and config.comment else None) or db.comment,
+        updatable=db.updatable if db.kind in ("v", "f") else (28 if db.kind in ("r", "p") else 0),
     )
 
 

@@ -102,6 +102,8 @@ class Table:
     root_fields: RootFields
     comment: str | None = None
     select_permissions: dict[str, SelectPermission] = field(default_factory=dict)
+    # pg_relation_is_updatable bits: 8 insert, 4 update, 16 delete (all for tables).
+    updatable: int = 0
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
 
@@ -114,6 +116,21 @@ class Table:
     def column(self, name: str) -> Column | None:
         """The column called `name` (Postgres name)."""
         return self.column_map.get(name)
+
+    @property
+    def insertable(self) -> bool:
+        """Rows can be inserted (a table, or an auto-updatable view)."""
+        return bool(self.updatable & 8)
+
+    @property
+    def updatable_rows(self) -> bool:
+        """Rows can be updated."""
+        return bool(self.updatable & 4)
+
+    @property
+    def deletable(self) -> bool:
+        """Rows can be deleted."""
+        return bool(self.updatable & 16)
 
 
 @dataclass(frozen=True, slots=True)

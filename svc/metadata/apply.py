@@ -193,9 +193,7 @@ def drop_permission(md: Metadata, args: DropPermission, kind: str) -> Metadata:
 def set_permission_comment(md: Metadata, args: SetPermissionComment) -> Metadata:
     """Set or clear (null) the comment of a permission."""
     if args.type not in PERMISSION_TYPES:
-        raise SvcError(
-            "parse-failed", f"unknown permission type {args.type!r}", path="$.args.type"
-        )
+        raise SvcError("parse-failed", f"unknown permission type {args.type!r}", path="$.args.type")
     drop_permission(md, DropPermission(args.table, args.role), args.type)  # checks it exists
     table = qualify(args.table)
     out = clone(md)

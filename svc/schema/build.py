@@ -32,6 +32,7 @@ from graphql import (
 from svc.ir.model import TEXT_SCALARS, Column, Ir, Table
 from svc.ir.operators import GENERAL_OPS, LIST_OPS, TEXT_OPS
 from svc.schema.info import FieldInfo
+from svc.schema.mutations import MutationTypes
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
     "Int": GraphQLInt,
@@ -458,12 +459,25 @@ class SchemaBuilder:
             fields["no_queries_available"] = GraphQLField(_nn(GraphQLString))
         return fields
 
+    def mutation_fields(self) -> dict[str, GraphQLField]:
+        """Mutation root fields (admin only until role permissions for writes exist)."""
+        if self.role != "admin":
+            return {}
+        types = MutationTypes(self)
+        fields: dict[str, GraphQLField] = {}
+        for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
+            fields.update(types.fields(table))
+        return fields
+
     def build(self) -> GraphQLSchema:
-        """The finished schema: `query_root` and `subscription_root`."""
+        """The finished schema: `query_root`, `mutation_root` (when there is a mutable
+        table) and `subscription_root`."""
         qf = self.query_fields()
         query = GraphQLObjectType("query_root", qf)
+        mf = self.mutation_fields()
+        mutation = GraphQLObjectType("mutation_root", mf) if mf else None
         subscription = GraphQLObjectType("subscription_root", dict(qf))
-        return GraphQLSchema(query=query, subscription=subscription)
+        return GraphQLSchema(query=query, mutation=mutation, subscription=subscription)
 
 
 def build_schema(ir: Ir, role: str = "admin") -> GraphQLSchema:

@@ -1,0 +1,154 @@
+"""Run a mutation operation: every root field in order, in one transaction (issue 3).
+
+Session variables are set transaction-locally (`svc.user`, as the reference's event
+triggers read them). A failing root field rolls back all of them and the answer is a
+GraphQL error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from graphql import FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode
+from graphql.execution.collect_fields import collect_fields
+
+from svc.errors import SvcError
+from svc.execute.db import Connection, Database, PostgresError
+from svc.execute.errors import map_query_error
+from svc.execute.params import resolve
+from svc.ir.model import Table
+from svc.metadata.model import QualifiedName
+from svc.plan.mutation import Insert, InsertRow, MutationPlanner, MutationRoot
+from svc.plan.nodes import Const, Param
+from svc.sql.mutation import render_answer_from_rows, render_insert_returning_row, render_write
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+SESSION_SQL = "SELECT set_config('svc.user', $1, true)"
+
+
+def plan_mutation(
+    schema: GraphQLSchema,
+    tables: dict[QualifiedName, Table],
+    op: OperationDefinitionNode,
+    fragments: dict[str, FragmentDefinitionNode],
+    variables: dict[str, Any],
+    *,
+    stringify: bool,
+    role: str,
+) -> list[tuple[str, MutationRoot | None]]:
+    """(alias, plan) per root field in order; `None` for `__typename`."""
+    root_type = schema.mutation_type
+    assert root_type is not None
+    planner = MutationPlanner(schema, tables, fragments, variables, stringify=stringify, role=role)
+    out: list[tuple[str, MutationRoot | None]] = []
+    for alias, nodes in collect_fields(
+        schema, fragments, variables, root_type, op.selection_set
+    ).items():
+        name = nodes[0].name.value
+        if name == "__typename":
+            out.append((alias, None))
+        else:
+            out.append((alias, planner.mutation_root(alias, root_type.fields[name], nodes)))
+    return out
+
+
+class MutationRunner:
+    """Executes planned mutation roots on one connection inside a transaction."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        tables: dict[QualifiedName, Table],
+        variables: dict[str, Any],
+        session: dict[str, str],
+    ) -> None:
+        self.conn = conn
+        self.tables = tables
+        self.variables = variables
+        self.session = session
+
+    async def run(self, roots: list[tuple[str, MutationRoot | None]]) -> bytes:
+        """The `{"data": …}` body; raises `SvcError` (the caller's transaction rolls back)."""
+        await self.conn.execute(SESSION_SQL, _encode(self.session).decode())
+        parts: list[bytes] = []
+        for alias, root in roots:
+            value = b'"mutation_root"' if root is None else await self._root(root)
+            parts.append(_encode(alias) + b":" + value)
+        return b'{"data":{' + b",".join(parts) + b"}}"
+
+    async def _root(self, root: MutationRoot) -> bytes:
+        if root.many:
+            answers = [await self._write(w, root) for w in root.writes]
+            return b"[" + b",".join(answers) + b"]"
+        return await self._write(root.writes[0], root)
+
+    async def _fetch(self, sql: str, params: tuple[Param, ...]) -> Any:
+        try:
+            return await self.conn.fetchval(sql, *resolve(params, self.variables, self.session))
+        except PostgresError as exc:
+            raise map_query_error(exc) from exc
+
+    async def _write(self, write: Any, root: MutationRoot) -> bytes:
+        if isinstance(write, Insert) and (write.nested or not write.rows):
+            count, rows = await self._insert_rows(write, {})
+            stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)
+        else:
+            stmt = render_write(write, root)
+        text = await self._fetch(stmt.sql, stmt.params)
+        return b"null" if text is None else str(text).encode()
+
+    async def _insert_rows(
+        self, ins: Insert, fixed: dict[str, Any]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Insert row by row: object relationships first (their keys fill the row), then the
+        row, then array relationships (the row's keys fill theirs). Returns (rows written,
+        the rows of `ins` as JSON objects)."""
+        table = self.tables[ins.table]
+        count = 0
+        out: list[dict[str, Any]] = []
+        for row in ins.rows:
+            values = dict(row.values)
+            for nested in row.objects:
+                n, children = await self._insert_rows(nested.insert, {})
+                count += n
+                if not children:
+                    continue
+                for near, far in nested.mapping:
+                    values[near] = self._const(table, near, children[0].get(far))
+            for column, value in fixed.items():
+                values[column] = self._const(table, column, value)
+            stmt = render_insert_returning_row(
+                Insert(ins.table, (InsertRow(tuple(values.items())),), ins.on_conflict)
+            )
+            text = await self._fetch(stmt.sql, stmt.params)
+            if text is None:
+                continue  # ON CONFLICT DO NOTHING skipped it
+            written = _decode(text)
+            count += 1
+            out.append(written)
+            for nested in row.arrays:
+                keys = {far: written.get(near) for near, far in nested.mapping}
+                n, _ = await self._insert_rows(nested.insert, keys)
+                count += n
+        return count, out
+
+    @staticmethod
+    def _const(table: Table, column: str, value: Any) -> Param:
+        col = table.column_map.get(column)
+        if col is None:
+            raise SvcError("not-exists", f'no such column exists : "{column}"')
+        return Param(Const(value), col.pg_type)
+
+
+async def execute_mutation(
+    db: Database,
+    tables: dict[QualifiedName, Table],
+    roots: list[tuple[str, MutationRoot | None]],
+    variables: dict[str, Any],
+    session: dict[str, str],
+) -> bytes:
+    """Run `roots` in one transaction and answer the response body."""
+    async with db.transaction() as conn:
+        return await MutationRunner(conn, tables, variables, session).run(roots)

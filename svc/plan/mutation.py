@@ -1,0 +1,277 @@
+"""Plan mutation root fields: inserts (nested through relationships, upserts), updates with
+every operator, deletes, and what each answers (`affected_rows`/`returning`, or a row).
+
+Mutations run in order inside one transaction (`svc.api.mutation`); each plan here is
+rendered to one statement, except nested inserts, which need the keys of the rows they
+insert first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
+
+from svc.errors import SvcError, validation_failed
+from svc.ir.model import Table
+from svc.metadata.model import QualifiedName
+from svc.plan.build import Planner
+from svc.plan.nodes import TRUE, And, BoolExp, Compare, Const, Field, Param, Typename, VarRef
+from svc.schema.info import FieldInfo
+
+UPDATE_OPS = (
+    "_set",
+    "_inc",
+    "_append",
+    "_prepend",
+    "_delete_key",
+    "_delete_elem",
+    "_delete_at_path",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OnConflict:
+    """`ON CONFLICT ON CONSTRAINT … DO UPDATE SET cols WHERE …` (no columns: DO NOTHING)."""
+
+    constraint: str
+    update_columns: tuple[str, ...]
+    where: BoolExp
+
+
+@dataclass(frozen=True, slots=True)
+class NestedInsert:
+    """Rows inserted through a relationship; `mapping` pairs (parent column, child column)."""
+
+    mapping: tuple[tuple[str, str], ...]
+    insert: Insert
+
+
+@dataclass(frozen=True, slots=True)
+class InsertRow:
+    """One object: its column values and the relationship inserts it carries."""
+
+    values: tuple[tuple[str, Param], ...]
+    objects: tuple[NestedInsert, ...] = ()
+    arrays: tuple[NestedInsert, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    """Rows for one table."""
+
+    table: QualifiedName
+    rows: tuple[InsertRow, ...]
+    on_conflict: OnConflict | None = None
+
+    @property
+    def nested(self) -> bool:
+        """True when some row inserts through a relationship."""
+        return any(r.objects or r.arrays for r in self.rows)
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateSet:
+    """`column = <op applied to column and value>`."""
+
+    column: str
+    op: str
+    value: Param
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """`UPDATE … SET … WHERE …`."""
+
+    table: QualifiedName
+    where: BoolExp
+    sets: tuple[UpdateSet, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """`DELETE … WHERE …`."""
+
+    table: QualifiedName
+    where: BoolExp
+
+
+@dataclass(frozen=True, slots=True)
+class AffectedRows:
+    """The `affected_rows` field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Returning:
+    """The `returning` field: the written rows."""
+
+    fields: tuple[tuple[str, Field], ...]
+
+
+OutputItem = AffectedRows | Returning | Typename
+
+
+@dataclass(frozen=True, slots=True)
+class MutationRoot:
+    """One mutation root field. `single`: answers one row (`_one`, `_by_pk`) with
+    `row_fields`; otherwise a mutation response with `output`; `many` for `update_x_many`."""
+
+    alias: str
+    writes: tuple[Insert | Update | Delete, ...]
+    table: Table
+    single: bool
+    output: tuple[tuple[str, OutputItem], ...] = ()
+    row_fields: tuple[tuple[str, Field], ...] = ()
+    many: bool = False
+
+
+class MutationPlanner(Planner):
+    """Plans mutation root fields, reusing the query planner for filters and selections."""
+
+    def mutation_root(
+        self, alias: str, field: GraphQLField, nodes: list[FieldNode]
+    ) -> MutationRoot:
+        """Plan one mutation root field."""
+        info: FieldInfo = field.extensions["svc"]
+        table = info.table
+        assert table is not None
+        args = self._args(field, nodes[0])
+        kind = info.kind
+        if kind in ("insert", "insert_one"):
+            objects = args.get("objects") if kind == "insert" else [args.get("object")]
+            rows = tuple(self._insert_row(table, o) for o in (self.reader.concrete(objects) or []))
+            write: Insert | Update | Delete = Insert(
+                table.name, rows, self._on_conflict(table, args.get("on_conflict"))
+            )
+            return self._answer(alias, (write,), table, field, nodes, kind == "insert_one")
+        if kind == "update_many":
+            updates = self.reader.concrete(args.get("updates")) or []
+            writes = tuple(
+                self._update(table, u, self.bool_exp(table, u.get("where"))) for u in updates
+            )
+            return self._answer(alias, writes, table, field, nodes, False, many=True)
+        if kind in ("update", "update_by_pk"):
+            where = (
+                self.bool_exp(table, args.get("where"))
+                if kind == "update"
+                else self._pk_where(table, self.reader.concrete(args.get("pk_columns")) or {})
+            )
+            return self._answer(
+                alias,
+                (self._update(table, args, where),),
+                table,
+                field,
+                nodes,
+                kind == "update_by_pk",
+            )
+        if kind == "delete":
+            write = Delete(table.name, self.bool_exp(table, args.get("where")))
+            return self._answer(alias, (write,), table, field, nodes, False)
+        if kind == "delete_by_pk":
+            return self._answer(
+                alias, (Delete(table.name, self._pk_where(table, args)),), table, field, nodes, True
+            )
+        raise SvcError("not-supported", f"mutation field kind {kind} is not supported")
+
+    def _answer(
+        self,
+        alias: str,
+        writes: tuple[Insert | Update | Delete, ...],
+        table: Table,
+        field: GraphQLField,
+        nodes: list[FieldNode],
+        single: bool,
+        *,
+        many: bool = False,
+    ) -> MutationRoot:
+        if single:
+            return MutationRoot(
+                alias, writes, table, True, row_fields=self._fields(table, field, nodes)
+            )
+        resp_type = get_named_type(field.type)
+        assert isinstance(resp_type, GraphQLObjectType)
+        output: list[tuple[str, OutputItem]] = []
+        for key, sub_nodes in self._sub(field, nodes).items():
+            name = sub_nodes[0].name.value
+            if name == "__typename":
+                output.append((key, Typename(resp_type.name)))
+            elif name == "affected_rows":
+                output.append((key, AffectedRows()))
+            else:
+                fields = self._fields(table, resp_type.fields[name], sub_nodes)
+                output.append((key, Returning(fields)))
+        return MutationRoot(alias, writes, table, False, tuple(output), many=many)
+
+    def _pk_where(self, table: Table, values: dict[str, Any]) -> BoolExp:
+        by_gql = {table.column_map[c].gql_name: c for c in table.primary_key}
+        return And(
+            tuple(
+                Compare(col, "_eq", self._param(values.get(gql), table, col))
+                for gql, col in by_gql.items()
+            )
+        )
+
+    # -- inserts ------------------------------------------------------------------------
+    def _insert_row(self, table: Table, obj: Any) -> InsertRow:
+        obj = self.reader.concrete(obj) or {}
+        by_gql = {c.gql_name: c for c in table.columns}
+        values: list[tuple[str, Param]] = []
+        objects: list[NestedInsert] = []
+        arrays: list[NestedInsert] = []
+        for key, value in obj.items():
+            if key in by_gql:
+                col = by_gql[key]
+                source = value if isinstance(value, VarRef) else Const(value)
+                values.append((col.name, Param(source, col.pg_type)))
+            elif key in table.relationship_map:
+                rel = table.relationship_map[key]
+                target = self.tables[rel.target]
+                value = self.reader.concrete(value) or {}
+                data = self.reader.concrete(value.get("data"))
+                conflict = self._on_conflict(target, value.get("on_conflict"))
+                rows: tuple[InsertRow, ...]
+                if rel.kind == "object":
+                    rows = (self._insert_row(target, data),)
+                    objects.append(NestedInsert(rel.mapping, Insert(target.name, rows, conflict)))
+                else:
+                    rows = tuple(self._insert_row(target, d) for d in data or [])
+                    arrays.append(NestedInsert(rel.mapping, Insert(target.name, rows, conflict)))
+        return InsertRow(tuple(values), tuple(objects), tuple(arrays))
+
+    def _on_conflict(self, table: Table, value: Any) -> OnConflict | None:
+        value = self.reader.concrete(value)
+        if not value:
+            return None
+        columns = tuple(self.reader.concrete(value.get("update_columns")) or ())
+        where = self.bool_exp(table, value.get("where"))
+        return OnConflict(str(self.reader.concrete(value.get("constraint"))), columns, where)
+
+    # -- updates ------------------------------------------------------------------------
+    def _update(self, table: Table, args: dict[str, Any], where: BoolExp) -> Update:
+        by_gql = {c.gql_name: c for c in table.columns}
+        sets: list[UpdateSet] = []
+        present = False
+        for op in UPDATE_OPS:
+            values = self.reader.concrete(args.get(op))
+            if values is None:
+                continue
+            present = True
+            for key, value in values.items():
+                col = by_gql[key]
+                source = value if isinstance(value, VarRef) else Const(value)
+                pg_type = {
+                    "_delete_key": "text",
+                    "_delete_elem": "integer",
+                    "_delete_at_path": "text",
+                }.get(op, col.pg_type)
+                sets.append(
+                    UpdateSet(col.name, op, Param(source, pg_type, op == "_delete_at_path"))
+                )
+        if not present:
+            raise validation_failed(
+                "at least any one of _set, _inc, _append, _prepend, _delete_key, _delete_elem, "
+                "_delete_at_path is expected",
+                "$.selectionSet",
+            )
+        return Update(table.name, where if where is not None else TRUE, tuple(sets))
