@@ -268,6 +268,14 @@ class MutationPlanner(Planner):
                 sets.append(
                     UpdateSet(col.name, op, Param(source, pg_type, op == "_delete_at_path"))
                 )
+        seen: dict[str, str] = {}
+        for s in sets:
+            if s.column in seen and seen[s.column] != s.op:
+                raise validation_failed(
+                    f'column found in multiple operators; "{s.column}" in {seen[s.column]}, '
+                    f"{s.op}", "$.selectionSet"
+                )
+            seen[s.column] = s.op
         if not present:
             raise validation_failed(
                 "at least any one of _set, _inc, _append, _prepend, _delete_key, _delete_elem, "
