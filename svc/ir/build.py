@@ -116,7 +116,7 @@ def _table(entry: TableEntry, db: DbTable, issues: list[Inconsistency]) -> Table
         Column(
             name=c.name,
             gql_name=custom_columns.get(c.name, c.name),
-            pg_type=c.type,
+            pg_type=_cast_type(c),
             type_name=c.type_name,
             scalar=scalar_name(c),
             nullable=c.nullable,
@@ -141,6 +141,15 @@ def _table(entry: TableEntry, db: DbTable, issues: list[Inconsistency]) -> Table
         comment=(config.comment if config and config.comment else None) or db.comment,
         updatable=db.updatable if db.kind in ("v", "f") else (28 if db.kind in ("r", "p") else 0),
     )
+
+
+# Casting to these without a length would truncate: `::character` is `char(1)`.
+_UNBOUNDED = {"bpchar": "bpchar", "bit": "varbit"}
+
+
+def _cast_type(col: DbColumn) -> str:
+    """The type values are cast to: Postgres's spelling, except the length-bounded ones."""
+    return _UNBOUNDED.get(col.type_name, col.type)
 
 
 def default_gql_name(name: QualifiedName) -> str:

@@ -75,7 +75,10 @@ def _on_conflict(r: Renderer, oc: OnConflict) -> str:
 
 
 def update_sql(r: Renderer, upd: Update) -> str:
-    """`UPDATE t AS _w SET … WHERE … RETURNING _w.*`."""
+    """`UPDATE t AS _w SET … WHERE … RETURNING _w.*`; with nothing to set, no row is written
+    (Hasura answers `affected_rows: 0`)."""
+    if not upd.sets:
+        return f"SELECT * FROM {qualified(upd.table)} WHERE false"
     sets = []
     for s in upd.sets:
         column = f"{WRITE_ALIAS}.{ident(s.column)}"

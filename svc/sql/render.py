@@ -264,8 +264,8 @@ class Renderer:
             return literal(f.name)
         if isinstance(f, ColumnField):
             value = f"{alias}.{ident(f.column)}"
-            if f.geojson:
-                value = f"ST_AsGeoJSON({value})::json"
+            if f.geojson:  # 15 digits, long CRS names: the reference's GeoJSON
+                value = f"ST_AsGeoJSON({value}, 15, 4)::json"
             if f.json_path is not None:
                 value = f"({value} #> {self.param(f.json_path)})"
             return f"({value})::text" if f.as_text else value
