@@ -129,8 +129,11 @@ def _rows_json(
     b = r.alias("_b")
     joins: list[str] = []
     obj = r.row_json(fields, b, joins)
-    agg = f"json_agg({obj})->0" if single else f"coalesce(json_agg({obj}), '[]')"
-    return f"(SELECT {agg} FROM {ident(source)} AS {b}{''.join(' ' + j for j in joins)})"
+    # Rows answer in the order the write returned them, whatever joins the planner picks.
+    order = f" ORDER BY {b}.{ident('_o.n')}"
+    agg = f"json_agg({obj})->0" if single else f"coalesce(json_agg({obj}{order}), '[]')"
+    numbered = f"(SELECT *, row_number() OVER () AS {ident('_o.n')} FROM {ident(source)})"
+    return f"(SELECT {agg} FROM {numbered} AS {b}{''.join(' ' + j for j in joins)})"
 
 
 def render_write(write: Insert | Update | Delete, root: MutationRoot) -> Statement:
