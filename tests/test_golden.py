@@ -235,3 +235,80 @@ def test_golden_sql(
     args = resolve(stmt.params, coerced, {})
     values = loop.run_until_complete(db.query_json(stmt.sql, args, len(compiled.aliases)))
     assert all(v.startswith(("[", "{", "null")) for v in values)
+
+
+MUTATIONS: dict[str, str] = {
+    "m_insert_returning": 'mutation { insert_author(objects: [{name: "N"}]) '
+    "{ affected_rows returning { id name } } }",
+    "m_insert_defaults_per_row": 'mutation { insert_author(objects: [{name: "A"}, '
+    '{name: "B", rating: 2}]) { affected_rows } }',
+    "m_insert_one": 'mutation { insert_author_one(object: {name: "O"}) { id } }',
+    "m_insert_returning_relationship": 'mutation { insert_article(objects: [{title: "T", '
+    "author_id: 1}]) { returning { title author { name } } } }",
+    "m_upsert_update": 'mutation { insert_blog_tag(objects: [{label: "x"}], on_conflict: '
+    "{constraint: tag_label_key, update_columns: [label]}) { affected_rows } }",
+    "m_upsert_where": 'mutation { insert_blog_tag(objects: [{label: "x"}], on_conflict: '
+    "{constraint: tag_label_key, update_columns: [label], where: {id: {_gt: 0}}}) "
+    "{ affected_rows } }",
+    "m_upsert_do_nothing": 'mutation { insert_blog_tag(objects: [{label: "x"}], on_conflict: '
+    "{constraint: tag_label_key, update_columns: []}) { affected_rows } }",
+    "m_update_set": 'mutation { update_author(where: {id: {_eq: 1}}, _set: {name: "S"}) '
+    "{ affected_rows } }",
+    "m_update_inc_variable": "mutation m($n: bigint) { update_article(where: {}, "
+    "_inc: {views: $n}) { returning { views } } }",
+    "m_update_jsonb_ops": "mutation { update_author(where: {id: {_eq: 1}}, "
+    '_append: {profile: {a: 1}}, _delete_key: {profile: "lang"}) { affected_rows } }',
+    "m_update_jsonb_paths": "mutation { update_author(where: {id: {_eq: 1}}, "
+    "_prepend: {profile: {z: 0}}) { affected_rows } }",
+    "m_update_by_pk": 'mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "P"}) '
+    "{ id name } }",
+    "m_update_many": "mutation { update_author_many(updates: [{where: {id: {_eq: 1}}, "
+    '_set: {name: "U"}}]) { affected_rows } }',
+    "m_delete_where_relationship": "mutation { delete_comment(where: {article: {title: "
+    '{_eq: "One"}}}) { affected_rows returning { text } } }',
+    "m_delete_by_pk": "mutation { delete_comment_by_pk(id: 2) { id text } }",
+    "m_typename": "mutation { __typename delete_comment(where: {id: {_eq: 0}}) "
+    "{ __typename affected_rows } }",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_golden_mutation_sql(
+    compiled_env: tuple[State, Database, asyncio.AbstractEventLoop], case: str, snapshot: Any
+) -> None:
+    from graphql import parse
+
+    from svc.api.graphql import prepare
+    from svc.api.mutation import plan_mutation
+    from svc.sql.mutation import render_write
+
+    state, db, loop = compiled_env
+    query = MUTATIONS[case]
+    schema = state.schema("admin")
+    prepared = prepare(schema, query, None)
+    variables = {"n": 3} if "$n" in query else {}
+    roots = plan_mutation(
+        schema,
+        state.ir.tables,
+        prepared.operation,
+        prepared.fragments,
+        variables,
+        stringify=False,
+        role="admin",
+    )
+    statements = [render_write(root.writes[0], root) for _, root in roots if root is not None]
+    text = f"-- {query}\n" + "\n".join(s.sql for s in statements) + "\n"
+    assert text == snapshot(extension_class=GoldenSQL)
+    assert parse(query)
+
+    async def run_and_roll_back() -> None:
+        async with db.pool.acquire() as conn:
+            tx = conn.transaction()
+            await tx.start()
+            try:
+                for s in statements:
+                    await conn.fetchval(s.sql, *resolve(s.params, variables, {}))
+            finally:
+                await tx.rollback()
+
+    loop.run_until_complete(run_and_roll_back())
