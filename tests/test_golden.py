@@ -256,10 +256,12 @@ MUTATIONS: dict[str, str] = {
     "{ affected_rows } }",
     "m_update_inc_variable": "mutation m($n: bigint) { update_article(where: {}, "
     "_inc: {views: $n}) { returning { views } } }",
-    "m_update_jsonb_ops": "mutation { update_author(where: {id: {_eq: 1}}, "
-    '_append: {profile: {a: 1}}, _delete_key: {profile: "lang"}) { affected_rows } }',
-    "m_update_jsonb_paths": "mutation { update_author(where: {id: {_eq: 1}}, "
-    "_prepend: {profile: {z: 0}}) { affected_rows } }",
+    "m_update_jsonb_append": "mutation { update_author(where: {id: {_eq: 1}}, "
+    "_append: {profile: {a: 1}}) { affected_rows } }",
+    "m_update_jsonb_delete_key": "mutation { update_author(where: {id: {_eq: 1}}, "
+    '_delete_key: {profile: "lang"}) { affected_rows } }',
+    "m_update_jsonb_delete_at_path": "mutation { update_author(where: {id: {_eq: 1}}, "
+    '_delete_at_path: {profile: ["links", "site"]}) { affected_rows } }',
     "m_update_by_pk": 'mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "P"}) '
     "{ id name } }",
     "m_update_many": "mutation { update_author_many(updates: [{where: {id: {_eq: 1}}, "
