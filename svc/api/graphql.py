@@ -89,8 +89,11 @@ _FIELD_NOT_FOUND = re.compile(r"Cannot query field '([^']+)' on type '([^']+)'")
 
 
 def _validation_error(err: GraphQLError) -> SvcError:
-    """graphql-core's message in the reference's words where they differ."""
+    """graphql-core's message in the reference's words where they differ; an integer literal
+    out of range is `parse-failed`, as the reference reports it."""
     message = err.message
+    if "cannot represent non 32-bit signed integer" in message:
+        return SvcError("parse-failed", message, path="$")
     m = _FIELD_NOT_FOUND.match(message)
     if m:
         message = f"field \"{m.group(1)}\" not found in type: '{m.group(2)}'"
