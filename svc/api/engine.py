@@ -22,6 +22,7 @@ from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.metadata.model import decode_metadata, encode_metadata
+from svc.sql.render import render_root
 
 _encode = msgspec.json.encode
 
@@ -129,8 +130,6 @@ class Engine:
         state = self.state
         req = decode_request(query if isinstance(query, dict) else {"query": query})
         _, compiled, variables = self.graphql_service.compile(state, role, req)
-        from svc.sql.render import render_root
-
         out: list[dict[str, Any]] = []
         for root in compiled.plan.roots:
             if root.select is None or not hasattr(root.select, "rows"):

@@ -272,8 +272,8 @@ class MutationPlanner(Planner):
         for s in sets:
             if s.column in seen and seen[s.column] != s.op:
                 raise validation_failed(
-                    f'column found in multiple operators; "{s.column}" in {seen[s.column]}, '
-                    f"{s.op}", "$.selectionSet"
+                    f'column found in multiple operators; "{s.column}" in {seen[s.column]}, {s.op}',
+                    "$.selectionSet",
                 )
             seen[s.column] = s.op
         if not present:
