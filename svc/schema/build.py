@@ -21,8 +21,6 @@ from graphql import (
     GraphQLInputField,
     GraphQLInputObjectType,
     GraphQLInt,
-    GraphQLList,
-    GraphQLNonNull,
     GraphQLObjectType,
     GraphQLScalarType,
     GraphQLSchema,
@@ -31,7 +29,9 @@ from graphql import (
 
 from svc.ir.model import TEXT_SCALARS, Column, Ir, Table
 from svc.ir.operators import GENERAL_OPS, LIST_OPS, TEXT_OPS
-from svc.schema.info import FieldInfo
+from svc.schema.info import info as _info
+from svc.schema.info import list_nn as _list_nn
+from svc.schema.info import nn as _nn
 from svc.schema.mutations import MutationTypes
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
@@ -78,18 +78,6 @@ UNORDERED_TYPES = frozenset(
         "geography",
     }
 )
-
-
-def _nn(t: Any) -> GraphQLNonNull[Any]:
-    return GraphQLNonNull(t)
-
-
-def _list_nn(t: Any) -> GraphQLList[Any]:
-    return GraphQLList(GraphQLNonNull(t))
-
-
-def _info(kind: str, **kw: Any) -> dict[str, Any]:
-    return {"svc": FieldInfo(kind, **kw)}
 
 
 class SchemaBuilder:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from graphql import GraphQLList, GraphQLNonNull
 
 from svc.ir.model import Column, Relationship, Table
 
@@ -22,3 +25,18 @@ class FieldInfo:
     column: Column | None = None
     relationship: Relationship | None = None
     op: str = ""
+
+
+def nn(t: Any) -> GraphQLNonNull[Any]:
+    """`T!`."""
+    return GraphQLNonNull(t)
+
+
+def list_nn(t: Any) -> GraphQLList[Any]:
+    """`[T!]`."""
+    return GraphQLList(GraphQLNonNull(t))
+
+
+def info(kind: str, **kw: Any) -> dict[str, Any]:
+    """The `extensions` of a generated field: `{"svc": FieldInfo(kind, …)}`."""
+    return {"svc": FieldInfo(kind, **kw)}

@@ -19,30 +19,19 @@ from graphql import (
     GraphQLInputObjectType,
     GraphQLInt,
     GraphQLList,
-    GraphQLNonNull,
     GraphQLObjectType,
     GraphQLString,
 )
 
 from svc.ir.model import Column, Table
-from svc.schema.info import FieldInfo
+from svc.schema.info import info as _info
+from svc.schema.info import list_nn as _list_nn
+from svc.schema.info import nn as _nn
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
 
 JSONB_UPDATE_OPS = ("_append", "_prepend", "_delete_key", "_delete_elem", "_delete_at_path")
-
-
-def _nn(t: Any) -> GraphQLNonNull[Any]:
-    return GraphQLNonNull(t)
-
-
-def _list_nn(t: Any) -> GraphQLList[Any]:
-    return GraphQLList(GraphQLNonNull(t))
-
-
-def _info(kind: str, **kw: Any) -> dict[str, Any]:
-    return {"svc": FieldInfo(kind, **kw)}
 
 
 class MutationTypes:
