@@ -121,3 +121,29 @@ class ServerProcess:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+def author_article_steps() -> list[dict[str, Any]]:
+    """`bulk` steps tracking `author` and `article` with `article.author` and
+    `author.articles` (the fixture shape most tests use)."""
+    fk = {"table": "article", "column": "author_id"}
+    return [
+        {"type": "track_table", "args": {"schema": "public", "name": "author"}},
+        {"type": "track_table", "args": "article"},
+        {
+            "type": "create_object_relationship",
+            "args": {
+                "table": "article",
+                "name": "author",
+                "using": {"foreign_key_constraint_on": "author_id"},
+            },
+        },
+        {
+            "type": "create_array_relationship",
+            "args": {
+                "table": "author",
+                "name": "articles",
+                "using": {"foreign_key_constraint_on": fk},
+            },
+        },
+    ]

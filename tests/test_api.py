@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, author_article_steps, create_database
 
 SETUP = """
 create table author (id serial primary key, name text not null, info jsonb);
@@ -21,33 +21,7 @@ insert into article (title, author_id) values ('a', 1), ('b', 1), ('c', 2);
 def srv(pg_url: str) -> Iterator[ServerProcess]:
     s = ServerProcess(create_database(pg_url))
     assert s.query({"type": "run_sql", "args": {"sql": SETUP}}).status_code == 200
-    r = s.query(
-        {
-            "type": "bulk",
-            "args": [
-                {"type": "track_table", "args": {"schema": "public", "name": "author"}},
-                {"type": "track_table", "args": "article"},
-                {
-                    "type": "create_object_relationship",
-                    "args": {
-                        "table": "article",
-                        "name": "author",
-                        "using": {"foreign_key_constraint_on": "author_id"},
-                    },
-                },
-                {
-                    "type": "create_array_relationship",
-                    "args": {
-                        "table": "author",
-                        "name": "articles",
-                        "using": {
-                            "foreign_key_constraint_on": {"table": "article", "column": "author_id"}
-                        },
-                    },
-                },
-            ],
-        }
-    )
+    r = s.query({"type": "bulk", "args": author_article_steps()})
     assert r.status_code == 200, r.text
     try:
         yield s

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, author_article_steps, create_database
 
 SETUP = """
 create table author (id serial primary key, name text not null unique, profile jsonb
@@ -21,34 +21,8 @@ create table article (id serial primary key, title text not null check (length(t
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
     s = ServerProcess(create_database(pg_url))
-    r = s.query(
-        {
-            "type": "bulk",
-            "args": [
-                {"type": "run_sql", "args": {"sql": SETUP}},
-                {"type": "track_table", "args": "author"},
-                {"type": "track_table", "args": "article"},
-                {
-                    "type": "create_object_relationship",
-                    "args": {
-                        "table": "article",
-                        "name": "author",
-                        "using": {"foreign_key_constraint_on": "author_id"},
-                    },
-                },
-                {
-                    "type": "create_array_relationship",
-                    "args": {
-                        "table": "author",
-                        "name": "articles",
-                        "using": {
-                            "foreign_key_constraint_on": {"table": "article", "column": "author_id"}
-                        },
-                    },
-                },
-            ],
-        }
-    )
+    steps = [{"type": "run_sql", "args": {"sql": SETUP}}, *author_article_steps()]
+    r = s.query({"type": "bulk", "args": steps})
     assert r.status_code == 200, r.text
     try:
         yield s
