@@ -178,8 +178,12 @@ class GraphQLService:
         self, state: State, role: str, req: GraphQLRequest
     ) -> tuple[Prepared, Compiled, dict[str, Any]]:
         """Prepared document, compiled statement and coerced variables (all cached)."""
+        return self._compile(state, role, req, self._prepared(state, role, req))
+
+    def _compile(
+        self, state: State, role: str, req: GraphQLRequest, prepared: Prepared
+    ) -> tuple[Prepared, Compiled, dict[str, Any]]:
         schema = state.schema(role)
-        prepared = self._prepared(state, role, req)
         if prepared.operation.operation == OperationType.MUTATION:
             raise validation_failed("explain is available for queries and subscriptions only")
         variables = coerce_variables(schema, prepared, req.variables)
@@ -206,9 +210,10 @@ class GraphQLService:
         """The response body (`{"data": …}` or `{"errors": […]}`) for one request object."""
         try:
             req = decode_request(raw)
-            if self._is_mutation(state, role, req):
-                return await self._mutate(state, role, session, req)
-            prepared, compiled, variables = self.compile(state, role, req)
+            prepared = self._prepared(state, role, req)
+            if prepared.operation.operation == OperationType.MUTATION:
+                return await self._mutate(state, role, session, req, prepared)
+            _, compiled, variables = self._compile(state, role, req, prepared)
             values: dict[str, bytes] = {}
             if compiled.aliases:
                 args = resolve(compiled.statement.params, variables, session)
@@ -228,17 +233,17 @@ class GraphQLService:
             state.remember(key, prepared)
         return prepared
 
-    def _is_mutation(self, state: State, role: str, req: GraphQLRequest) -> bool:
-        op = self._prepared(state, role, req).operation
-        return op.operation == OperationType.MUTATION
-
     async def _mutate(
-        self, state: State, role: str, session: dict[str, str], req: GraphQLRequest
+        self,
+        state: State,
+        role: str,
+        session: dict[str, str],
+        req: GraphQLRequest,
+        prepared: Prepared,
     ) -> bytes:
         """Mutations are planned per request (their inputs shape the statements) and run
         in one transaction."""
         schema = state.schema(role)
-        prepared = self._prepared(state, role, req)
         variables = coerce_variables(schema, prepared, req.variables)
         roots = plan_mutation(
             schema,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -118,6 +118,32 @@ def drop_object(md: Metadata, issue: Inconsistency) -> None:
 
 
 Handler = Callable[[Context, QueryBody], Awaitable[Any]]
+T = TypeVar("T")
+
+
+def transition(
+    kind: type[T], step: Callable[[Metadata, T], Metadata], on_new: str = "error"
+) -> Handler:
+    """A handler for an operation that is one pure metadata transition: decode `args` as
+    `kind`, apply `step`, commit (see `Context.commit` for `on_new`), answer success."""
+
+    async def handler(ctx: Context, body: QueryBody) -> Any:
+        ctx.commit(step(ctx.metadata, parse_args(kind, body.args)), on_new=on_new)
+        return SUCCESS
+
+    return handler
+
+
+def _permission_ops(kind: str) -> dict[str, Handler]:
+    """`create_<kind>_permission` and `drop_<kind>_permission`."""
+    return {
+        f"create_{kind}_permission": transition(
+            CreatePermission, lambda md, a: apply.create_permission(md, a, kind)
+        ),
+        f"drop_{kind}_permission": transition(
+            DropPermission, lambda md, a: apply.drop_permission(md, a, kind), "cascade"
+        ),
+    }
 
 
 async def track_table(ctx: Context, body: QueryBody) -> Any:
@@ -143,12 +169,6 @@ async def untrack_table(ctx: Context, body: QueryBody) -> Any:
     return SUCCESS
 
 
-async def create_object_relationship(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(CreateRelationship, body.args)
-    ctx.commit(apply.create_relationship(ctx.metadata, args, "object"))
-    return SUCCESS
-
-
 async def create_array_relationship(ctx: Context, body: QueryBody) -> Any:
     args = parse_args(CreateRelationship, body.args)
     fk = args.using.foreign_key_constraint_on
@@ -159,18 +179,6 @@ async def create_array_relationship(ctx: Context, body: QueryBody) -> Any:
             path="$.args.using.foreign_key_constraint_on",
         )
     ctx.commit(apply.create_relationship(ctx.metadata, args, "array"))
-    return SUCCESS
-
-
-async def drop_relationship(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(DropRelationship, body.args)
-    ctx.commit(apply.drop_relationship(ctx.metadata, args), on_new="cascade")
-    return SUCCESS
-
-
-async def set_table_customization(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(SetTableCustomization, body.args)
-    ctx.commit(apply.set_table_customization(ctx.metadata, args))
     return SUCCESS
 
 
@@ -205,32 +213,6 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     return result
 
 
-def _permission_ops(kind: str) -> tuple[Handler, Handler]:
-    async def create(ctx: Context, body: QueryBody) -> Any:
-        args = parse_args(CreatePermission, body.args)
-        ctx.commit(apply.create_permission(ctx.metadata, args, kind))
-        return SUCCESS
-
-    async def drop(ctx: Context, body: QueryBody) -> Any:
-        args = parse_args(DropPermission, body.args)
-        ctx.commit(apply.drop_permission(ctx.metadata, args, kind), on_new="cascade")
-        return SUCCESS
-
-    return create, drop
-
-
-async def set_permission_comment(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(SetPermissionComment, body.args)
-    ctx.commit(apply.set_permission_comment(ctx.metadata, args))
-    return SUCCESS
-
-
-async def rename_relationship(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(RenameRelationship, body.args)
-    ctx.commit(apply.rename_relationship(ctx.metadata, args))
-    return SUCCESS
-
-
 async def add_computed_field(ctx: Context, body: QueryBody) -> Any:
     args = parse_args(AddComputedField, body.args)
     function = qualify(args.definition.get("function"), "$.args.definition.function")
@@ -241,12 +223,6 @@ async def add_computed_field(ctx: Context, body: QueryBody) -> Any:
             path="$.args.definition.function",
         )
     ctx.commit(apply.add_computed_field(ctx.metadata, args))
-    return SUCCESS
-
-
-async def drop_computed_field(ctx: Context, body: QueryBody) -> Any:
-    args = parse_args(DropComputedField, body.args)
-    ctx.commit(apply.drop_computed_field(ctx.metadata, args))
     return SUCCESS
 
 
@@ -341,27 +317,22 @@ OPERATIONS: dict[str, Handler] = {
     "run_sql": run_sql,
     "track_table": track_table,
     "untrack_table": untrack_table,
-    "set_table_customization": set_table_customization,
-    "create_object_relationship": create_object_relationship,
+    "set_table_customization": transition(SetTableCustomization, apply.set_table_customization),
+    "create_object_relationship": transition(
+        CreateRelationship, lambda md, a: apply.create_relationship(md, a, "object")
+    ),
     "create_array_relationship": create_array_relationship,
-    "drop_relationship": drop_relationship,
+    "drop_relationship": transition(DropRelationship, apply.drop_relationship, "cascade"),
     "export_metadata": export_metadata,
     "replace_metadata": replace_metadata,
     "clear_metadata": clear_metadata,
     "reload_metadata": reload_metadata,
     "get_inconsistent_metadata": get_inconsistent_metadata,
-    "create_insert_permission": _permission_ops("insert")[0],
-    "drop_insert_permission": _permission_ops("insert")[1],
-    "create_select_permission": _permission_ops("select")[0],
-    "drop_select_permission": _permission_ops("select")[1],
-    "create_update_permission": _permission_ops("update")[0],
-    "drop_update_permission": _permission_ops("update")[1],
-    "create_delete_permission": _permission_ops("delete")[0],
-    "drop_delete_permission": _permission_ops("delete")[1],
-    "set_permission_comment": set_permission_comment,
-    "rename_relationship": rename_relationship,
+    **{name: h for kind in apply.PERMISSION_TYPES for name, h in _permission_ops(kind).items()},
+    "set_permission_comment": transition(SetPermissionComment, apply.set_permission_comment),
+    "rename_relationship": transition(RenameRelationship, apply.rename_relationship),
     "add_computed_field": add_computed_field,
-    "drop_computed_field": drop_computed_field,
+    "drop_computed_field": transition(DropComputedField, apply.drop_computed_field),
     "track_function": track_function,
     "untrack_function": untrack_function,
     "insert": legacy_insert,
