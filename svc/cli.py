@@ -27,7 +27,24 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="worker processes (SVC_GRAPHQL_SERVER_WORKERS, default: CPU count)",
     )
     p.add_argument("--admin-secret", help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)")
+    p.add_argument(
+        "--admin-secrets",
+        help="JSON list of admin secrets, for rotation (SVC_GRAPHQL_ADMIN_SECRETS)",
+    )
     p.add_argument("--unauthorized-role", help="role for requests without credentials")
+    p.add_argument("--auth-hook", help="auth webhook URL (SVC_GRAPHQL_AUTH_HOOK)")
+    p.add_argument(
+        "--auth-hook-mode",
+        choices=["GET", "POST"],
+        help="auth webhook method (SVC_GRAPHQL_AUTH_HOOK_MODE, GET)",
+    )
+    p.add_argument("--jwt-secret", help="JWT configuration, JSON (SVC_GRAPHQL_JWT_SECRET)")
+    p.add_argument(
+        "--enable-allowlist",
+        action="store_true",
+        default=None,
+        help="non-admin GraphQL requests must be allow-listed (SVC_GRAPHQL_ENABLE_ALLOWLIST)",
+    )
     p.add_argument("--enabled-apis", help="comma-separated: graphql,metadata,config,pgdump")
     p.add_argument(
         "--stringify-numeric-types",
@@ -59,7 +76,12 @@ def _export_options(args: argparse.Namespace) -> None:
         "server_port": "SVC_GRAPHQL_SERVER_PORT",
         "workers": "SVC_GRAPHQL_SERVER_WORKERS",
         "admin_secret": "SVC_GRAPHQL_ADMIN_SECRET",
+        "admin_secrets": "SVC_GRAPHQL_ADMIN_SECRETS",
         "unauthorized_role": "SVC_GRAPHQL_UNAUTHORIZED_ROLE",
+        "auth_hook": "SVC_GRAPHQL_AUTH_HOOK",
+        "auth_hook_mode": "SVC_GRAPHQL_AUTH_HOOK_MODE",
+        "jwt_secret": "SVC_GRAPHQL_JWT_SECRET",
+        "enable_allowlist": "SVC_GRAPHQL_ENABLE_ALLOWLIST",
         "enabled_apis": "SVC_GRAPHQL_ENABLED_APIS",
         "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
     }

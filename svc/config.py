@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 
@@ -12,6 +13,24 @@ def _bool(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
         return default
     return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _admin_secrets(env: dict[str, str]) -> tuple[str, ...]:
+    """`SVC_GRAPHQL_ADMIN_SECRET` plus the JSON list `SVC_GRAPHQL_ADMIN_SECRETS` (rotation).
+
+    Raises ValueError when the list is not a JSON array of strings.
+    """
+    secrets: list[str] = []
+    one = env.get("SVC_GRAPHQL_ADMIN_SECRET")
+    if one:
+        secrets.append(one)
+    many = env.get("SVC_GRAPHQL_ADMIN_SECRETS")
+    if many:
+        parsed = json.loads(many)
+        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
+            raise ValueError("SVC_GRAPHQL_ADMIN_SECRETS must be a JSON list of strings")
+        secrets.extend(x for x in parsed if x and x not in secrets)
+    return tuple(secrets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +45,11 @@ class Config:
     enabled_apis: frozenset[str] = field(default_factory=lambda: ALL_APIS)
     admin_secrets: tuple[str, ...] = ()
     unauthorized_role: str | None = None
+    auth_hook: str | None = None
+    auth_hook_mode: str = "GET"
+    jwt_secret: str | None = None
+    enable_allowlist: bool = False
+    infer_function_permissions: bool = True
     metadata_poll_seconds: float = 5.0
     pool_size: int = 10
     log_requests: bool = True
@@ -47,9 +71,14 @@ class Config:
             "unauthorized_role": e.get("SVC_GRAPHQL_UNAUTHORIZED_ROLE") or None,
             "pool_size": int(e.get("SVC_GRAPHQL_PG_CONNECTIONS", "10")),
             "log_requests": _bool(e.get("SVC_GRAPHQL_LOG_REQUESTS"), True),
+            "auth_hook": e.get("SVC_GRAPHQL_AUTH_HOOK") or None,
+            "auth_hook_mode": (e.get("SVC_GRAPHQL_AUTH_HOOK_MODE") or "GET").upper(),
+            "jwt_secret": e.get("SVC_GRAPHQL_JWT_SECRET") or None,
+            "enable_allowlist": _bool(e.get("SVC_GRAPHQL_ENABLE_ALLOWLIST")),
+            "infer_function_permissions": _bool(
+                e.get("SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS"), True
+            ),
+            "admin_secrets": _admin_secrets(e),
         }
-        secret = e.get("SVC_GRAPHQL_ADMIN_SECRET")
-        if secret:
-            values["admin_secrets"] = (secret,)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ import msgspec
 from svc.api.engine import Engine
 from svc.config import Config
 from svc.errors import SvcError
-from svc.server.auth import Session, authenticate
+from svc.server.auth import Authenticator, Session
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -37,6 +37,7 @@ class App:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.engine: Engine | None = None
+        self.auth = Authenticator(config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -69,6 +70,7 @@ class App:
         if self.engine is not None:
             await self.engine.close()
             self.engine = None
+        await self.auth.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
@@ -100,7 +102,7 @@ class App:
             engine = self.engine
             if engine is None:
                 raise SvcError("unexpected", "server is starting", status=503)
-            session = authenticate(self.config, headers)
+            session = await self.auth.session(headers)
             if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
                 self._require_api("graphql")
                 raw = await self._json(receive)
@@ -156,10 +158,10 @@ class App:
         return {
             "version": VERSION,
             "is_admin_secret_set": bool(self.config.admin_secrets),
-            "is_auth_hook_set": False,
-            "is_jwt_set": False,
-            "jwt": [],
-            "is_allow_list_enabled": False,
+            "is_auth_hook_set": self.auth.webhook is not None,
+            "is_jwt_set": self.auth.jwt is not None,
+            "jwt": self.auth.jwt.config_record() if self.auth.jwt is not None else [],
+            "is_allow_list_enabled": self.config.enable_allowlist,
             "live_queries": {"batch_size": 100, "refetch_delay": 1},
         }
 

@@ -1,53 +1,92 @@
-"""Who a request acts as: role and session variables from headers (spec section 5).
+"""Who a request acts as (spec section 5): admin secret, then JWT or auth webhook.
 
-With an admin secret configured, a request must carry it (compared in constant time) unless
-an unauthorized role is configured; without one, every request is admin unless `X-Svc-Role`
-names another role.
+Order, as the reference does it:
+1. No admin secret configured: every request is admin unless `X-Svc-Role` names another
+   role (JWT and webhook modes need a secured endpoint, so they are not consulted).
+2. `X-Svc-Admin-Secret` present: it must equal one of the configured secrets (constant-time
+   compare), else 401 `access-denied`; the request is admin and may act as any role through
+   `X-Svc-Role` and `X-Svc-*` headers.
+3. JWT mode: a request with the token header is verified; one without it gets the
+   unauthorized role when configured, else 400 `invalid-headers`.
+4. Webhook mode: the hook decides.
+5. Otherwise: the unauthorized role when configured, else 401 `access-denied`.
 """
 
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
 
 from svc.config import Config
 from svc.errors import SvcError
+from svc.server.jwt_auth import JwtVerifier
+from svc.server.session import Session
+from svc.server.webhook_auth import AuthWebhook
+
+__all__ = ["Authenticator", "Session"]
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
-    """The acting role and the `x-svc-*` session variables (lower-case names)."""
-
-    role: str
-    variables: dict[str, str]
-
-    @property
-    def is_admin(self) -> bool:
-        """True for the `admin` role."""
-        return self.role == "admin"
-
-
-def authenticate(config: Config, headers: dict[str, str]) -> Session:
-    """Resolve the session from lower-cased request headers.
-
-    Raises 401 `access-denied` for a wrong or missing admin secret.
-    """
+def _header_session(headers: dict[str, str], default_role: str) -> Session:
     variables = {k: v for k, v in headers.items() if k.startswith("x-svc-")}
     variables.pop("x-svc-admin-secret", None)
-    if config.admin_secrets:
-        given = headers.get("x-svc-admin-secret")
-        if given is None:
-            if config.unauthorized_role:
-                return Session(config.unauthorized_role, {"x-svc-role": config.unauthorized_role})
-            raise SvcError(
-                "access-denied",
-                "x-svc-admin-secret/x-svc-access-key required, but not found",
-                status=401,
-            )
-        if not any(hmac.compare_digest(given.encode(), s.encode()) for s in config.admin_secrets):
-            raise SvcError(
-                "access-denied", "invalid x-svc-admin-secret/x-svc-access-key", status=401
-            )
-    role = variables.get("x-svc-role", "admin")
+    role = variables.get("x-svc-role", default_role)
     variables["x-svc-role"] = role
     return Session(role, variables)
+
+
+class Authenticator:
+    """Resolves the session of each request; owns the JWT verifier and the webhook client."""
+
+    def __init__(self, config: Config) -> None:
+        """Raises ValueError for an invalid JWT configuration."""
+        self.config = config
+        self.secrets = tuple(s.encode() for s in config.admin_secrets)
+        self.jwt = JwtVerifier.from_config(config.jwt_secret) if config.jwt_secret else None
+        self.webhook = (
+            AuthWebhook(config.auth_hook, config.auth_hook_mode) if config.auth_hook else None
+        )
+
+    async def session(self, headers: dict[str, str]) -> Session:
+        """The session for lower-cased request `headers`.
+
+        Raises SvcError: 401 `access-denied` (missing or wrong admin secret), JWT and webhook
+        errors from those modes.
+        """
+        if not self.secrets:
+            return _header_session(headers, "admin")
+        given = headers.get("x-svc-admin-secret")
+        if given is not None:
+            if not self._secret_ok(given.encode()):
+                raise SvcError(
+                    "access-denied", "invalid x-svc-admin-secret/x-svc-access-key", status=401
+                )
+            return _header_session(headers, "admin")
+        if self.jwt is not None:
+            if self.jwt.has_token(headers) or not self.config.unauthorized_role:
+                return await self.jwt.session(headers)
+            return self._unauthorized()
+        if self.webhook is not None:
+            return await self.webhook.session(headers)
+        if self.config.unauthorized_role:
+            return self._unauthorized()
+        raise SvcError(
+            "access-denied",
+            "x-svc-admin-secret/x-svc-access-key required, but not found",
+            status=401,
+        )
+
+    def _secret_ok(self, given: bytes) -> bool:
+        ok = False
+        for secret in self.secrets:  # every secret is compared: timing does not tell which
+            ok |= hmac.compare_digest(given, secret)
+        return ok
+
+    def _unauthorized(self) -> Session:
+        role = self.config.unauthorized_role or "anonymous"
+        return Session(role, {"x-svc-role": role})
+
+    async def close(self) -> None:
+        """Close the HTTP clients of the JWKS fetcher and the webhook."""
+        if self.jwt is not None:
+            await self.jwt.close()
+        if self.webhook is not None:
+            await self.webhook.close()
