@@ -85,6 +85,13 @@ SELECT json_build_object(
       'arg_names', coalesce(to_json(p.proargnames), '[]'),
       'arg_types', coalesce((SELECT json_agg(format_type(t, NULL) ORDER BY o)
                     FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)), '[]'),
+      'arg_type_names', coalesce((SELECT json_agg(at.typname ORDER BY o)
+                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)
+                    JOIN pg_type at ON at.oid = u.t), '[]'),
+      'arg_type_schemas', coalesce((SELECT json_agg(atn.nspname ORDER BY o)
+                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)
+                    JOIN pg_type at ON at.oid = u.t
+                    JOIN pg_namespace atn ON atn.oid = at.typnamespace), '[]'),
       'arg_modes', coalesce(to_json(p.proargmodes), '[]'),
       'defaults', p.pronargdefaults,
       'comment', obj_description(p.oid, 'pg_proc')
@@ -169,6 +176,8 @@ class DbFunction(msgspec.Struct, frozen=True):
     return_type_kind: str
     arg_names: tuple[str, ...]
     arg_types: tuple[str, ...]
+    arg_type_names: tuple[str, ...]
+    arg_type_schemas: tuple[str, ...]
     arg_modes: tuple[str, ...]
     defaults: int
     comment: str | None
@@ -183,6 +192,13 @@ class DbCatalog(msgspec.Struct, frozen=True):
     def table_index(self) -> dict[tuple[str, str], DbTable]:
         """`{(schema, name): table}`."""
         return {(t.schema, t.name): t for t in self.tables}
+
+    def function_index(self) -> dict[tuple[str, str], list[DbFunction]]:
+        """`{(schema, name): [overloads]}`."""
+        out: dict[tuple[str, str], list[DbFunction]] = {}
+        for f in self.functions:
+            out.setdefault((f.schema, f.name), []).append(f)
+        return out
 
 
 _decoder = msgspec.json.Decoder(DbCatalog)

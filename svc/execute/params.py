@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import SvcError
-from svc.plan.nodes import Const, Param, SessionRef, VarRef
+from svc.plan.nodes import Const, Param, SessionJson, SessionRef, VarRef
 
 JSON_TYPES = frozenset({"json", "jsonb"})
 _encode = msgspec.json.encode
@@ -68,6 +68,8 @@ def resolve(
             if src.name not in session:
                 raise SvcError("not-found", f'missing session variable: "{src.name}"')
             value = session[src.name]
+        elif isinstance(src, SessionJson):
+            value = dict(session)
         else:
             raise TypeError(src)
         if p.is_list:

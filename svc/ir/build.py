@@ -14,8 +14,27 @@ from typing import Any
 import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
-from svc.ir.model import SCALAR_NAMES, Column, Inconsistency, Ir, Relationship, RootFields, Table
-from svc.ir.permissions import FilterResolver, PermissionError_, SelectPermission, select_permission
+from svc.ir.functions import FunctionError, resolve_computed_field, resolve_function
+from svc.ir.model import (
+    SCALAR_NAMES,
+    Column,
+    ComputedField,
+    Function,
+    Inconsistency,
+    Ir,
+    Relationship,
+    RootFields,
+    Table,
+)
+from svc.ir.permissions import (
+    FilterResolver,
+    PermissionError_,
+    TableShape,
+    delete_permission,
+    insert_permission,
+    select_permission,
+    update_permission,
+)
 from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
 from svc.metadata.model import Relationship as MdRelationship
 
@@ -56,46 +75,127 @@ def build_ir(md: Metadata, catalog: DbCatalog) -> Ir:
         entry, db = resolved[name]
         rels = _relationships(entry, db, tables, index, issues)
         if rels:
-            tables[name] = replace(
-                table, relationships=tuple(rels), column_map={}, relationship_map={}
-            )
+            tables[name] = _rebuilt(table, relationships=tuple(rels))
+    fn_index = catalog.function_index()
+    tracked = set(tables)
+    for name, table in list(tables.items()):
+        computed = _computed_fields(resolved[name][0], table, fn_index, tracked, issues)
+        if computed:
+            tables[name] = _rebuilt(table, computed_fields=computed)
     resolver = FilterResolver(
         {
-            n: (frozenset(c.name for c in t.columns), {r.name: r.target for r in t.relationships})
+            n: TableShape(
+                frozenset(c.name for c in t.columns),
+                {r.name: r.target for r in t.relationships},
+                {c.name: c.returns_table for c in t.computed_fields},
+            )
             for n, t in tables.items()
         }
     )
     for name, table in list(tables.items()):
-        perms = _select_permissions(resolved[name][0], table, resolver, issues)
-        if perms:
-            tables[name] = replace(
-                table, select_permissions=perms, column_map={}, relationship_map={}
-            )
-    return Ir(tables=tables, inconsistencies=tuple(issues))
+        perms = {
+            f"{kind}_permissions": _permissions(kind, resolved[name][0], table, resolver, issues)
+            for kind in PERMISSION_KINDS
+        }
+        tables[name] = _rebuilt(table, **perms)
+    functions = _functions(md, fn_index, tracked, issues)
+    return Ir(tables=tables, inconsistencies=tuple(issues), functions=functions)
 
 
-def _select_permissions(
-    entry: TableEntry, table: Table, resolver: FilterResolver, issues: list[Inconsistency]
-) -> dict[str, SelectPermission]:
-    out: dict[str, SelectPermission] = {}
+def _rebuilt(table: Table, **changes: Any) -> Table:
+    """`table` with `changes`; the lookup maps are rebuilt by `Table.__post_init__`."""
+    return replace(table, column_map={}, relationship_map={}, computed_field_map={}, **changes)
+
+
+PERMISSION_KINDS = {
+    "select": select_permission,
+    "insert": insert_permission,
+    "update": update_permission,
+    "delete": delete_permission,
+}
+
+
+def _permissions(
+    kind: str,
+    entry: TableEntry,
+    table: Table,
+    resolver: FilterResolver,
+    issues: list[Inconsistency],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     all_columns = tuple(c.name for c in table.columns)
-    for item in entry.select_permissions:
+    make = PERMISSION_KINDS[kind]
+    for item in getattr(entry, f"{kind}_permissions"):
         role = str(item.get("role"))
         try:
-            out[role] = select_permission(
-                role, item.get("permission") or {}, all_columns, table.name, resolver
-            )
+            out[role] = make(role, item.get("permission") or {}, all_columns, table.name, resolver)
         except PermissionError_ as exc:
             issues.append(
                 Inconsistency(
-                    "select_permission",
+                    f"{kind}_permission",
                     {"table": msgspec.to_builtins(table.name), **item},
                     f"Inconsistent object: in table {table.name.quoted()}: in permission for "
                     f'role "{role}": {exc}',
                     "validation-failed",
-                    f"select_permission {role} in table {table.name} in source default",
+                    f"{kind}_permission {role} in table {table.name} in source default",
                     table.name,
-                    f"{role}.select",
+                    f"{role}.{kind}",
+                )
+            )
+    return out
+
+
+def _computed_fields(
+    entry: TableEntry,
+    table: Table,
+    index: dict[tuple[str, str], list[Any]],
+    tracked: set[QualifiedName],
+    issues: list[Inconsistency],
+) -> tuple[ComputedField, ...]:
+    out: list[ComputedField] = []
+    for item in entry.computed_fields:
+        name = str(item.get("name"))
+        try:
+            if table.column(name) is not None or name in table.relationship_map:
+                raise FunctionError(
+                    f'column/relationship "{name}" already exists', "already-exists"
+                )
+            out.append(resolve_computed_field(item, table.name, index, tracked))
+        except FunctionError as exc:
+            issues.append(
+                Inconsistency(
+                    "computed_field",
+                    {"table": msgspec.to_builtins(table.name), **item},
+                    f"Inconsistent object: in table {table.name.quoted()}: in computed field "
+                    f'"{name}": {exc.reason}',
+                    exc.code,
+                    f"computed_field {name} in table {table.name} in source default",
+                    table.name,
+                    name,
+                )
+            )
+    return tuple(out)
+
+
+def _functions(
+    md: Metadata,
+    index: dict[tuple[str, str], list[Any]],
+    tracked: set[QualifiedName],
+    issues: list[Inconsistency],
+) -> dict[QualifiedName, Function]:
+    out: dict[QualifiedName, Function] = {}
+    for entry in md.functions:
+        name = qualify(entry.get("function"))
+        try:
+            out[name] = resolve_function(entry, index, tracked)
+        except FunctionError as exc:
+            issues.append(
+                Inconsistency(
+                    "function",
+                    entry,
+                    f"Inconsistent object: in function {name.quoted()}: {exc.reason}",
+                    exc.code,
+                    f"function {name} in source default",
                 )
             )
     return out

@@ -8,7 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from svc.ir.permissions import SelectPermission
+from svc.ir.permissions import (
+    DeletePermission,
+    InsertPermission,
+    SelectPermission,
+    UpdatePermission,
+)
 from svc.metadata.model import QualifiedName
 
 # Postgres types whose JSON value is a string when numbers are stringified
@@ -73,6 +78,65 @@ class Relationship:
 
 
 @dataclass(frozen=True, slots=True)
+class FunctionArg:
+    """An input argument of a SQL function as GraphQL sees it (`arg_<n>` when unnamed)."""
+
+    name: str  # Postgres name ("" when unnamed)
+    gql_name: str
+    pg_type: str
+    scalar: str
+    has_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ComputedField:
+    """A computed field (Hasura): a function of the row, scalar or `SETOF <tracked table>`.
+
+    `arg_order` lists every Postgres argument in declaration order as `("row", "")`,
+    `("session", "")` or `("input", gql_name)`, so a call can be rendered positionally.
+    """
+
+    name: str
+    function: QualifiedName
+    args: tuple[FunctionArg, ...]
+    arg_order: tuple[tuple[str, str], ...]
+    scalar: str | None = None  # scalar computed fields: the GraphQL scalar
+    pg_type: str | None = None
+    type_name: str | None = None
+    returns_table: QualifiedName | None = None  # SETOF table computed fields
+    comment: str | None = None
+
+    @property
+    def is_scalar(self) -> bool:
+        """True for a scalar computed field; False for a `SETOF` table one."""
+        return self.returns_table is None
+
+    @property
+    def stringifiable(self) -> bool:
+        """True when `--stringify-numeric-types` turns the value into a string."""
+        return self.type_name in STRINGIFIED_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A tracked function: rows of `returns` (a tracked table), as a query or mutation field.
+
+    `arg_order` is as in `ComputedField` (no `row` entries). `roles` are the roles given an
+    explicit function permission (`pg_create_function_permission`).
+    """
+
+    name: QualifiedName
+    gql_name: str
+    returns: QualifiedName
+    returns_set: bool
+    args: tuple[FunctionArg, ...]
+    arg_order: tuple[tuple[str, str], ...]
+    exposed_as: str  # "query" | "mutation"
+    roles: frozenset[str] = frozenset()
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RootFields:
     """Names of a table's root fields (defaults from Hasura's scheme, or customised)."""
 
@@ -104,14 +168,21 @@ class Table:
     select_permissions: dict[str, SelectPermission] = field(default_factory=dict)
     # pg_relation_is_updatable bits: 8 insert, 4 update, 16 delete (all for tables).
     updatable: int = 0
+    computed_fields: tuple[ComputedField, ...] = ()
+    insert_permissions: dict[str, InsertPermission] = field(default_factory=dict)
+    update_permissions: dict[str, UpdatePermission] = field(default_factory=dict)
+    delete_permissions: dict[str, DeletePermission] = field(default_factory=dict)
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
+    computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         self.column_map.clear()
         self.relationship_map.clear()
+        self.computed_field_map.clear()
         self.column_map.update({c.name: c for c in self.columns})
         self.relationship_map.update({r.name: r for r in self.relationships})
+        self.computed_field_map.update({c.name: c for c in self.computed_fields})
 
     def column(self, name: str) -> Column | None:
         """The column called `name` (Postgres name)."""
@@ -171,3 +242,4 @@ class Ir:
 
     tables: dict[QualifiedName, Table]
     inconsistencies: tuple[Inconsistency, ...] = ()
+    functions: dict[QualifiedName, Function] = field(default_factory=dict)

@@ -61,12 +61,52 @@ def _op(key: str) -> str:
     return "_" + key[1:] if key.startswith("$") else key
 
 
-class FilterResolver:
-    """Normalises filters; `tables` maps names to (column names, relationship targets)."""
+@dataclass(frozen=True, slots=True)
+class InsertPermission:
+    """A role's insert rule: `check` on new rows, `set` presets, insertable columns."""
 
-    def __init__(
-        self, tables: dict[QualifiedName, tuple[frozenset[str], dict[str, QualifiedName]]]
-    ) -> None:
+    role: str
+    check: Any
+    set: dict[str, Any]
+    columns: tuple[str, ...]
+    backend_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UpdatePermission:
+    """A role's update rule: rows it may update (`filter`), `check` after, presets, columns."""
+
+    role: str
+    filter: Any
+    check: Any
+    set: dict[str, Any]
+    columns: tuple[str, ...]
+    backend_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePermission:
+    """A role's delete rule: the rows it may delete."""
+
+    role: str
+    filter: Any
+    backend_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableShape:
+    """What a filter over a table may name: columns, relationships (to their target) and
+    computed fields (to their `SETOF` target, or None for scalar ones)."""
+
+    columns: frozenset[str]
+    relationships: dict[str, QualifiedName]
+    computed_fields: dict[str, QualifiedName | None]
+
+
+class FilterResolver:
+    """Normalises filters over the tables described by `tables`."""
+
+    def __init__(self, tables: dict[QualifiedName, TableShape]) -> None:
         self.tables = tables
 
     def resolve(self, table: QualifiedName, exp: Any) -> dict[str, Any]:
@@ -75,7 +115,8 @@ class FilterResolver:
             return {}
         if not isinstance(exp, dict):
             raise PermissionError_("a boolean expression must be an object")
-        columns, rels = self.tables[table]
+        shape = self.tables[table]
+        columns, rels = shape.columns, shape.relationships
         out: dict[str, Any] = {}
         for raw_key, value in exp.items():
             key = _op(raw_key)
@@ -94,6 +135,12 @@ class FilterResolver:
                 out[raw_key] = {"_rel": self.resolve(rels[raw_key], value)}
             elif raw_key in columns:
                 out[raw_key] = self._column(table, raw_key, value)
+            elif raw_key in shape.computed_fields:
+                target = shape.computed_fields[raw_key]
+                if target is None:
+                    out[raw_key] = {"_computed": self._column(table, raw_key, value)}
+                else:
+                    out[raw_key] = {"_computed_rel": self.resolve(target, value)}
             else:
                 raise PermissionError_(f'no such column exists : "{raw_key}"')
         return out
@@ -102,7 +149,7 @@ class FilterResolver:
         if not isinstance(value, dict):
             return {"_eq": value}
         ops: dict[str, Any] = {}
-        columns, _ = self.tables[table]
+        columns = self.tables[table].columns
         for raw_op, operand in value.items():
             op = _op(raw_op)
             if op not in COLUMN_OPS:
@@ -114,6 +161,77 @@ class FilterResolver:
         return ops
 
 
+def _columns(cols: Any, all_columns: tuple[str, ...]) -> tuple[str, ...]:
+    if cols == "*":
+        return all_columns
+    if not isinstance(cols, list):
+        raise PermissionError_('columns must be a list of column names or "*"')
+    for c in cols:
+        if c not in all_columns:
+            raise PermissionError_(f'no such column exists : "{c}"')
+    return tuple(c for c in all_columns if c in set(cols))
+
+
+def _presets(raw: Any, all_columns: tuple[str, ...]) -> dict[str, Any]:
+    presets = raw or {}
+    if not isinstance(presets, dict):
+        raise PermissionError_("set must be an object of column presets")
+    for c in presets:
+        if c not in all_columns:
+            raise PermissionError_(f'no such column exists : "{c}"')
+    return dict(presets)
+
+
+def insert_permission(
+    role: str,
+    raw: dict[str, Any],
+    all_columns: tuple[str, ...],
+    table: QualifiedName,
+    resolver: FilterResolver,
+) -> InsertPermission:
+    """Resolve one `insert_permissions` entry; raises `PermissionError_`."""
+    return InsertPermission(
+        role=role,
+        check=resolver.resolve(table, raw.get("check")),
+        set=_presets(raw.get("set"), all_columns),
+        columns=_columns(raw.get("columns", "*"), all_columns),
+        backend_only=bool(raw.get("backend_only", False)),
+    )
+
+
+def update_permission(
+    role: str,
+    raw: dict[str, Any],
+    all_columns: tuple[str, ...],
+    table: QualifiedName,
+    resolver: FilterResolver,
+) -> UpdatePermission:
+    """Resolve one `update_permissions` entry; raises `PermissionError_`."""
+    return UpdatePermission(
+        role=role,
+        filter=resolver.resolve(table, raw.get("filter")),
+        check=resolver.resolve(table, raw.get("check")),
+        set=_presets(raw.get("set"), all_columns),
+        columns=_columns(raw.get("columns", []), all_columns),
+        backend_only=bool(raw.get("backend_only", False)),
+    )
+
+
+def delete_permission(
+    role: str,
+    raw: dict[str, Any],
+    all_columns: tuple[str, ...],
+    table: QualifiedName,
+    resolver: FilterResolver,
+) -> DeletePermission:
+    """Resolve one `delete_permissions` entry; raises `PermissionError_`."""
+    return DeletePermission(
+        role=role,
+        filter=resolver.resolve(table, raw.get("filter")),
+        backend_only=bool(raw.get("backend_only", False)),
+    )
+
+
 def select_permission(
     role: str,
     raw: dict[str, Any],
@@ -122,14 +240,11 @@ def select_permission(
     resolver: FilterResolver,
 ) -> SelectPermission:
     """Resolve one `select_permissions` entry; raises `PermissionError_`."""
-    cols = raw.get("columns", [])
-    if cols == "*":
-        columns = all_columns
-    else:
-        for c in cols:
-            if c not in all_columns:
-                raise PermissionError_(f'no such column exists : "{c}"')
-        columns = tuple(c for c in all_columns if c in set(cols))
+    columns = _columns(raw.get("columns", []), all_columns)
+    computed = raw.get("computed_fields", ()) or ()
+    for name in computed:
+        if name not in resolver.tables[table].computed_fields:
+            raise PermissionError_(f'computed field "{name}" does not exist')
     limit = raw.get("limit")
     return SelectPermission(
         role=role,
@@ -137,5 +252,5 @@ def select_permission(
         filter=resolver.resolve(table, raw.get("filter")),
         limit=int(limit) if limit is not None else None,
         allow_aggregations=bool(raw.get("allow_aggregations", False)),
-        computed_fields=tuple(raw.get("computed_fields", ())),
+        computed_fields=tuple(computed),
     )

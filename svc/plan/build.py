@@ -20,8 +20,9 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
 from svc.errors import SvcError
-from svc.ir.model import Relationship, Table
+from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
 from svc.metadata.model import QualifiedName
+from svc.plan.calls import build_call
 from svc.plan.json_path import parse_json_path
 from svc.plan.nodes import (
     TRUE,
@@ -36,9 +37,11 @@ from svc.plan.nodes import (
     BoolExp,
     ColumnField,
     Compare,
+    ComputedValue,
     Const,
     Exists,
     Field,
+    FnCall,
     Hop,
     IsNull,
     Not,
@@ -53,7 +56,7 @@ from svc.plan.nodes import (
     Typename,
     VarRef,
 )
-from svc.plan.permissions import filter_exp
+from svc.plan.permissions import d_within, filter_exp
 from svc.plan.values import ValueReader
 from svc.schema.info import FieldInfo
 
@@ -117,6 +120,13 @@ class Planner:
         table = info.table
         assert table is not None
         args = self._args(field, nodes[0])
+        if info.function is not None:
+            fn = info.function
+            call = self.call(fn.name, fn.args, fn.arg_order, args.get("args"))
+            rows = self._rows(table, args, call)
+            if info.kind == "function_aggregate":
+                return Aggregate(rows, self._agg_fields(table, field, nodes))
+            return Select(rows, self._fields(table, field, nodes), single=not fn.returns_set)
         if info.kind == "select":
             return Select(self._rows(table, args), self._fields(table, field, nodes))
         if info.kind == "select_aggregate":
@@ -141,6 +151,20 @@ class Planner:
                 out[arg.name.value] = self.reader.read(arg.value, definition.type)
         return out
 
+    def call(
+        self,
+        function: QualifiedName,
+        defs: tuple[FunctionArg, ...],
+        order: tuple[tuple[str, str], ...],
+        given: Any,
+    ) -> FnCall:
+        """A call of `function` with the `args` argument as read (see `build_call`)."""
+        return build_call(function, defs, order, self.reader.concrete(given) or {})
+
+    def computed_call(self, cf: ComputedField, given: Any) -> FnCall:
+        """The call of a computed field's function on the current row."""
+        return self.call(cf.function, cf.args, cf.arg_order, given)
+
     def permission_filter(self, table: Table) -> BoolExp:
         """The role's row filter on `table` (true for admin)."""
         if self.role == "admin":
@@ -154,7 +178,7 @@ class Planner:
             return where
         return check if where == TRUE else And((where, check))
 
-    def _rows(self, table: Table, args: dict[str, Any]) -> Rows:
+    def _rows(self, table: Table, args: dict[str, Any], function: FnCall | None = None) -> Rows:
         where = self._restricted(table, self.bool_exp(table, args.get("where")))
         perm = table.select_permissions.get(self.role) if self.role != "admin" else None
         order = self._order_by(table, args.get("order_by"))
@@ -169,6 +193,7 @@ class Planner:
             self._window(args.get("offset"), "offset"),
             distinct,
             perm.limit if perm is not None else None,
+            function,
         )
 
     def _window(self, value: Any, name: str) -> Param | None:
@@ -215,32 +240,48 @@ class Planner:
                 if sub is not None:
                     items.append(Not(self.bool_exp(table, sub)))
             elif key in by_gql:
-                items.extend(self._column_ops(table, by_gql[key].name, sub))
+                col = by_gql[key]
+                items.extend(self._column_ops(col.name, col.pg_type, sub))
             elif key in table.relationship_map:
                 rel = table.relationship_map[key]
                 target = self._target(rel)
                 inner = self._restricted(target, self.bool_exp(target, sub))
                 items.append(Exists(target.name, rel.mapping, inner))
+            elif key in table.computed_field_map:
+                items.extend(self._computed_exp(table.computed_field_map[key], sub))
         return items[0] if len(items) == 1 else And(tuple(items))
 
-    def _column_ops(self, table: Table, column: str, ops: Any) -> list[BoolExp]:
+    def _computed_exp(self, cf: ComputedField, sub: Any) -> list[BoolExp]:
+        call = self.computed_call(cf, None)
+        if cf.returns_table is None:
+            return self._column_ops(call, cf.pg_type or "text", sub)
+        target = self.tables[cf.returns_table]
+        inner = self._restricted(target, self.bool_exp(target, sub))
+        return [Exists(target.name, (), inner, call)]
+
+    def _column_ops(self, column: str | FnCall, pg_type: str, ops: Any) -> list[BoolExp]:
         ops = self.reader.concrete(ops) or {}
         out: list[BoolExp] = []
-        col = table.column_map[column]
         for op, value in ops.items():
             if value is None:
                 continue  # Hasura: a null operand makes the comparison true
             if op == "_is_null":
                 out.append(IsNull(column, not self.reader.concrete(value)))
             elif op in ("_in", "_nin"):
-                out.append(Compare(column, op, self._list_param(value, col.pg_type)))
+                out.append(Compare(column, op, self._list_param(value, pg_type)))
             elif op in ("_has_keys_any", "_has_keys_all"):
                 out.append(Compare(column, op, self._list_param(value, "text")))
             elif op == "_has_key":
                 out.append(Compare(column, op, self._scalar_param(value, "text")))
+            elif op == "_st_d_within":
+                value = {k: v for k, v in (self.reader.concrete(value) or {}).items()}
+                out.append(d_within(column, pg_type, value, self._any_param))
             else:
-                out.append(Compare(column, op, self._scalar_param(value, col.pg_type)))
+                out.append(Compare(column, op, self._scalar_param(value, pg_type)))
         return out
+
+    def _any_param(self, value: Any, pg_type: str, *, is_list: bool) -> Param:
+        return self._list_param(value, pg_type) if is_list else self._scalar_param(value, pg_type)
 
     def _scalar_param(self, value: Any, pg_type: str) -> Param:
         return Param(value if isinstance(value, VarRef) else Const(value), pg_type)
@@ -276,28 +317,50 @@ class Planner:
                 continue
             if key in by_gql:
                 keys.append(_key(path, by_gql[key].name, sub))
+            elif key in table.computed_field_map:
+                keys.append(
+                    _key(path, self.computed_call(table.computed_field_map[key], None), sub)
+                )
+            elif (
+                key.endswith("_aggregate") and key[: -len("_aggregate")] in table.computed_field_map
+            ):
+                cf = table.computed_field_map[key[: -len("_aggregate")]]
+                assert cf.returns_table is not None
+                target = self.tables[cf.returns_table]
+                keys.extend(self._agg_order(path, target, (), sub, self.computed_call(cf, None)))
             elif key in table.relationship_map:
                 rel = table.relationship_map[key]
                 target = self._target(rel)
                 keys.extend(self._order_item(target, sub, (*path, Hop(target.name, rel.mapping))))
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
-                target = self._target(rel)
-                for op, cols in sub.items():
-                    cols = self.reader.concrete(cols)
-                    if cols is None:
-                        continue
-                    if op == "count":
-                        leaf = AggLeaf(target.name, rel.mapping, "count", None)
-                        keys.append(_key(path, leaf, cols))
-                        continue
-                    tcols = {c.gql_name: c for c in target.columns}
-                    for col_name, direction in (cols or {}).items():
-                        direction = self.reader.concrete(direction)
-                        if direction is None:
-                            continue
-                        leaf = AggLeaf(target.name, rel.mapping, op, tcols[col_name].name)
-                        keys.append(_key(path, leaf, direction))
+                keys.extend(self._agg_order(path, self._target(rel), rel.mapping, sub, None))
+        return keys
+
+    def _agg_order(
+        self,
+        path: tuple[Hop, ...],
+        target: Table,
+        mapping: tuple[tuple[str, str], ...],
+        sub: dict[str, Any],
+        function: FnCall | None,
+    ) -> list[OrderKey]:
+        keys: list[OrderKey] = []
+        for op, cols in sub.items():
+            cols = self.reader.concrete(cols)
+            if cols is None:
+                continue
+            if op == "count":
+                leaf = AggLeaf(target.name, mapping, "count", None, function)
+                keys.append(_key(path, leaf, cols))
+                continue
+            tcols = {c.gql_name: c for c in target.columns}
+            for col_name, direction in (cols or {}).items():
+                direction = self.reader.concrete(direction)
+                if direction is None:
+                    continue
+                leaf = AggLeaf(target.name, mapping, op, tcols[col_name].name, function)
+                keys.append(_key(path, leaf, direction))
         return keys
 
     # -- selections ---------------------------------------------------------------------
@@ -333,6 +396,16 @@ class Planner:
                 self.stringify and col.stringifiable,
                 Param(Const(keys), "text", True) if keys is not None else None,
                 col.type_name in GEO_TYPES,
+            )
+        if info.computed is not None:
+            cf = info.computed
+            args = self._args(field, nodes[0])
+            call = self.computed_call(cf, args.get("args"))
+            if cf.returns_table is None:
+                return ComputedValue(call, self.stringify and cf.stringifiable)
+            returned = self.tables[cf.returns_table]
+            return RelField(
+                (), Select(self._rows(returned, args, call), self._fields(returned, field, nodes))
             )
         rel = info.relationship
         target = info.table
@@ -397,7 +470,7 @@ class Planner:
         return AggAggregate(tuple(items))
 
 
-def _key(path: tuple[Hop, ...], leaf: str | AggLeaf, direction: Any) -> OrderKey:
+def _key(path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall, direction: Any) -> OrderKey:
     descending, nulls_first = ORDER_DIRECTIONS[direction or "asc"]
     return OrderKey(path, leaf, descending, nulls_first)
 

@@ -31,7 +31,12 @@ class SessionRef:
     name: str
 
 
-Source = Const | VarRef | SessionRef
+@dataclass(frozen=True, slots=True)
+class SessionJson:
+    """All session variables as one JSON object (a function's `session_argument`)."""
+
+
+Source = Const | VarRef | SessionRef | SessionJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,19 @@ class Param:
     source: Source
     pg_type: str
     is_list: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RowArg:
+    """The current row, passed to a computed field's function as its table argument."""
+
+
+@dataclass(frozen=True, slots=True)
+class FnCall:
+    """A call of a SQL function; each argument is `(name, value)`, `name` "" = positional."""
+
+    function: QualifiedName
+    args: tuple[tuple[str, Param | RowArg], ...]
 
 
 # -- boolean expressions --------------------------------------------------------------
@@ -69,11 +87,23 @@ class Not:
 
 @dataclass(frozen=True, slots=True)
 class Compare:
-    """`column <op> value`; `op` is the GraphQL operator name (`_eq`, `_in`, `_like`, …)."""
+    """`column <op> value`; `op` is the GraphQL operator name (`_eq`, `_in`, `_like`, …).
 
-    column: str
+    `column` is a column name, or a scalar computed field's call."""
+
+    column: str | FnCall
     op: str
     value: Param
+
+
+@dataclass(frozen=True, slots=True)
+class DWithin:
+    """PostGIS `ST_DWithin(column, from, distance[, use_spheroid])` (`_st_d_within`)."""
+
+    column: str | FnCall
+    origin: Param
+    distance: Param
+    use_spheroid: Param | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,20 +119,23 @@ class ColCompare:
 class IsNull:
     """`column IS NULL` (or `IS NOT NULL` when `negated`)."""
 
-    column: str
+    column: str | FnCall
     negated: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Exists:
-    """A filter through a relationship: some row of `table` joined by `mapping` matches."""
+    """A filter through a relationship: some row of `table` joined by `mapping` matches.
+
+    With `function`, the rows come from that call (a `SETOF` computed field) instead."""
 
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]
     where: BoolExp
+    function: FnCall | None = None
 
 
-BoolExp = And | Or | Not | Compare | ColCompare | IsNull | Exists
+BoolExp = And | Or | Not | Compare | DWithin | ColCompare | IsNull | Exists
 TRUE = And(())
 
 # -- ordering -------------------------------------------------------------------------
@@ -124,6 +157,7 @@ class AggLeaf:
     mapping: tuple[tuple[str, str], ...]
     op: str
     column: str | None
+    function: FnCall | None = None  # a `SETOF` computed field instead of a relationship
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +165,7 @@ class OrderKey:
     """One `ORDER BY` item: follow `path`, then a column or an aggregate."""
 
     path: tuple[Hop, ...]
-    leaf: str | AggLeaf
+    leaf: str | AggLeaf | FnCall
     descending: bool
     nulls_first: bool
 
@@ -147,6 +181,14 @@ class ColumnField:
     as_text: bool = False
     json_path: Param | None = None
     geojson: bool = False  # PostGIS geometry/geography, answered as GeoJSON
+
+
+@dataclass(frozen=True, slots=True)
+class ComputedValue:
+    """A scalar computed field's value: its function called on the row."""
+
+    call: FnCall
+    as_text: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +218,7 @@ class Rows:
     offset: Param | None = None
     distinct_on: tuple[str, ...] = ()
     limit_cap: int | None = None  # a permission's row limit
+    function: FnCall | None = None  # rows of a function call (tracked function, computed field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +272,7 @@ class Aggregate:
     fields: tuple[tuple[str, AggAggregate | AggNodes | Typename], ...]
 
 
-Field = ColumnField | Typename | RelField
+Field = ColumnField | ComputedValue | Typename | RelField
 
 # -- operations -----------------------------------------------------------------------
 

@@ -27,8 +27,8 @@ from graphql import (
     GraphQLString,
 )
 
-from svc.ir.model import TEXT_SCALARS, Column, Ir, Table
-from svc.ir.operators import GENERAL_OPS, LIST_OPS, TEXT_OPS
+from svc.ir.model import TEXT_SCALARS, Column, ComputedField, Function, FunctionArg, Ir, Table
+from svc.ir.operators import GENERAL_OPS, LIST_OPS, POSTGIS_OPS, TEXT_OPS
 from svc.schema.info import info as _info
 from svc.schema.info import list_nn as _list_nn
 from svc.schema.info import nn as _nn
@@ -83,9 +83,12 @@ UNORDERED_TYPES = frozenset(
 class SchemaBuilder:
     """Builds one `GraphQLSchema`; types are memoised by name so each is made once."""
 
-    def __init__(self, ir: Ir, role: str = "admin") -> None:
+    def __init__(
+        self, ir: Ir, role: str = "admin", *, infer_function_permissions: bool = True
+    ) -> None:
         self.ir = ir
         self.role = role
+        self.infer_function_permissions = infer_function_permissions
         # Tables the role may select (all, for admin), without the invalid-named ones.
         self.tables = {
             name: t
@@ -145,6 +148,11 @@ class SchemaBuilder:
                 if column.scalar in TEXT_SCALARS:
                     for op in TEXT_OPS:
                         f[op] = GraphQLInputField(scalar)
+                if column.type_name in ("geometry", "geography"):
+                    for op in POSTGIS_OPS:
+                        if op != "_st_d_within":
+                            f[op] = GraphQLInputField(scalar)
+                    f["_st_d_within"] = GraphQLInputField(self._d_within_input(column.type_name))
                 if column.type_name == "jsonb":
                     f["_contains"] = GraphQLInputField(scalar)
                     f["_contained_in"] = GraphQLInputField(scalar)
@@ -161,6 +169,88 @@ class SchemaBuilder:
             )
 
         return self._memo(name, make)  # type: ignore[no-any-return]
+
+    def _d_within_input(self, type_name: str) -> GraphQLInputObjectType:
+        """`st_d_within_input` (geometry) / `st_d_within_geography_input` (Hasura's)."""
+        geo = self.scalar(type_name)
+        if type_name == "geography":
+            name = "st_d_within_geography_input"
+            fields = {
+                "distance": GraphQLInputField(_nn(GraphQLFloat)),
+                "from": GraphQLInputField(_nn(geo)),
+                "use_spheroid": GraphQLInputField(GraphQLBoolean, default_value=True),
+            }
+        else:
+            name = "st_d_within_input"
+            fields = {
+                "distance": GraphQLInputField(_nn(GraphQLFloat)),
+                "from": GraphQLInputField(_nn(geo)),
+            }
+        return self._memo(  # type: ignore[no-any-return]
+            name, lambda: GraphQLInputObjectType(name, fields)
+        )
+
+    # -- computed fields ----------------------------------------------------------------
+    def computed_fields(self, table: Table) -> tuple[ComputedField, ...]:
+        """The computed fields the role may use: scalar ones listed in its select
+        permission, `SETOF` ones whose table it may select (Hasura's rules)."""
+        if self.role == "admin":
+            allowed = None
+        else:
+            allowed = set(table.select_permissions[self.role].computed_fields)
+        out: list[ComputedField] = []
+        for cf in table.computed_fields:
+            if cf.returns_table is not None:
+                if cf.returns_table in self.tables:
+                    out.append(cf)
+            elif allowed is None or cf.name in allowed:
+                out.append(cf)
+        return tuple(out)
+
+    def function_args_type(
+        self, name: str, args: tuple[FunctionArg, ...]
+    ) -> GraphQLInputObjectType | None:
+        """`<fn>_args`: one nullable field per input argument (None without arguments)."""
+        if not args:
+            return None
+        return self._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: GraphQLInputObjectType(
+                name, {a.gql_name: GraphQLInputField(self.scalar(a.scalar)) for a in args}
+            ),
+        )
+
+    def _args_argument(
+        self, type_name: str, args: tuple[FunctionArg, ...]
+    ) -> dict[str, GraphQLArgument]:
+        arg_type = self.function_args_type(type_name, args)
+        if arg_type is None:
+            return {}
+        required = any(not a.has_default for a in args)
+        return {
+            "args": GraphQLArgument(
+                _nn(arg_type) if required else arg_type,
+                description="input parameters for function",
+            )
+        }
+
+    def _computed_field(self, table: Table, cf: ComputedField) -> GraphQLField:
+        args = self._args_argument(f"{cf.function.name}_args", cf.args)
+        if cf.returns_table is None:
+            return GraphQLField(
+                self.scalar(cf.scalar or "String"),
+                args,
+                description=cf.comment
+                or f"A computed field, executes function {cf.function.quoted()}",
+                extensions=_info("computed_scalar", computed=cf),
+            )
+        target = self.tables[cf.returns_table]
+        return GraphQLField(
+            _nn(_list_nn(self.object_type(target))),
+            {**args, **self.select_args(target)},
+            description=cf.comment or f"A computed field, executes function {cf.function.quoted()}",
+            extensions=_info("computed_set", computed=cf, table=target),
+        )
 
     # -- per-table types ----------------------------------------------------------------
     def object_type(self, table: Table) -> GraphQLObjectType:
@@ -190,6 +280,8 @@ class SchemaBuilder:
         fields: dict[str, GraphQLField] = {}
         for column in self.cols(table):
             fields[column.gql_name] = self._column_field(column)
+        for cf in self.computed_fields(table):
+            fields[cf.name] = self._computed_field(table, cf)
         for rel in table.relationships:
             target = self.tables.get(rel.target)
             if target is None or not target.gql_name:
@@ -266,6 +358,13 @@ class SchemaBuilder:
                 target = self.tables.get(rel.target)
                 if target is not None and target.gql_name:
                     f[rel.name] = GraphQLInputField(self.bool_exp(target))
+            for cf in self.computed_fields(table):
+                if any(not a.has_default for a in cf.args):
+                    continue  # Hasura: only computed fields without input arguments
+                if cf.returns_table is not None:
+                    f[cf.name] = GraphQLInputField(self.bool_exp(self.tables[cf.returns_table]))
+                else:
+                    f[cf.name] = GraphQLInputField(self._computed_comparison(cf))
             return dict(sorted(f.items()))
 
         return self._memo(  # type: ignore[no-any-return]
@@ -294,6 +393,14 @@ class SchemaBuilder:
                     f[rel.name] = GraphQLInputField(self.order_by_type(target))
                 else:
                     f[f"{rel.name}_aggregate"] = GraphQLInputField(self.aggregate_order_by(target))
+            for cf in self.computed_fields(table):
+                if any(not a.has_default for a in cf.args):
+                    continue
+                if cf.returns_table is None:
+                    f[cf.name] = GraphQLInputField(self.order_by)
+                elif self.aggregations(self.tables[cf.returns_table]):
+                    target = self.tables[cf.returns_table]
+                    f[f"{cf.name}_aggregate"] = GraphQLInputField(self.aggregate_order_by(target))
             return dict(sorted(f.items()))
 
         return self._memo(  # type: ignore[no-any-return]
@@ -304,6 +411,20 @@ class SchemaBuilder:
                 description=f'Ordering options when selecting data from "{table.name}".',
             ),
         )
+
+    def _computed_comparison(self, cf: ComputedField) -> GraphQLInputObjectType:
+        """The comparison expression of a scalar computed field's return type."""
+        column = Column(
+            name=cf.name,
+            gql_name=cf.name,
+            pg_type=cf.pg_type or "text",
+            type_name=cf.type_name or "text",
+            scalar=cf.scalar or "String",
+            nullable=True,
+            has_default=False,
+            is_array=False,
+        )
+        return self.comparison_exp(column)
 
     def _op_columns(self, table: Table, op: str) -> list[Column]:
         if op in NUMERIC_AGG_OPS:
@@ -443,8 +564,51 @@ class SchemaBuilder:
                     "columns",
                     extensions=_info("select_by_pk", table=table),
                 )
+        fields.update(self.function_fields("query"))
         if not fields:
             fields["no_queries_available"] = GraphQLField(_nn(GraphQLString))
+        return fields
+
+    def functions(self, exposed_as: str) -> list[Function]:
+        """Tracked functions the role may call: admin all; another role those with a function
+        permission, or (inferred, Hasura's default) whose table it may select."""
+        out: list[Function] = []
+        for fn in sorted(self.ir.functions.values(), key=lambda f: f.gql_name):
+            if fn.exposed_as != exposed_as or fn.returns not in self.tables:
+                continue
+            if self.role == "admin" or self.infer_function_permissions or self.role in fn.roles:
+                out.append(fn)
+        return out
+
+    def function_fields(self, exposed_as: str) -> dict[str, GraphQLField]:
+        """`fn(args, where, …)` and `fn_aggregate` for each function the role may call."""
+        fields: dict[str, GraphQLField] = {}
+        for fn in self.functions(exposed_as):
+            table = self.tables[fn.returns]
+            args = self._args_argument(f"{fn.gql_name}_args", fn.args)
+            description = fn.comment or f'execute function "{fn.name}" which returns "{table.name}"'
+            if not fn.returns_set:
+                fields[fn.gql_name] = GraphQLField(
+                    self.object_type(table),
+                    args,
+                    description=description,
+                    extensions=_info("function", function=fn, table=table),
+                )
+                continue
+            fields[fn.gql_name] = GraphQLField(
+                _nn(_list_nn(self.object_type(table))),
+                {**args, **self.select_args(table)},
+                description=description,
+                extensions=_info("function", function=fn, table=table),
+            )
+            if exposed_as == "query" and self.aggregations(table):
+                fields[f"{fn.gql_name}_aggregate"] = GraphQLField(
+                    _nn(self.aggregate_type(table)),
+                    {**args, **self.select_args(table)},
+                    description=f'execute function "{fn.name}" and query aggregates on result '
+                    f'of table type "{table.name}"',
+                    extensions=_info("function_aggregate", function=fn, table=table),
+                )
         return fields
 
     def mutation_fields(self) -> dict[str, GraphQLField]:

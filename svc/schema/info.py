@@ -7,7 +7,7 @@ from typing import Any
 
 from graphql import GraphQLList, GraphQLNonNull
 
-from svc.ir.model import Column, Relationship, Table
+from svc.ir.model import Column, ComputedField, Function, Relationship, Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +17,9 @@ class FieldInfo:
     `kind` is one of: `select`, `select_by_pk`, `select_aggregate` (root fields, `table`
     set); `column` (`column` set); `object_rel`, `array_rel`, `array_agg` (`relationship`
     and the target `table` set); `agg_count`, `agg_op` (`op` set: `sum`, `avg`, …),
-    `agg_column` (`column`, `op`); `agg_nodes`, `agg_aggregate`.
+    `agg_column` (`column`, `op`); `agg_nodes`, `agg_aggregate`; `function`,
+    `function_aggregate` (`function` and its return `table` set); `computed_scalar`,
+    `computed_set` (`computed` set; `table` is the target of a `SETOF` one).
     """
 
     kind: str
@@ -25,6 +27,8 @@ class FieldInfo:
     column: Column | None = None
     relationship: Relationship | None = None
     op: str = ""
+    function: Function | None = None
+    computed: ComputedField | None = None
 
 
 def nn(t: Any) -> GraphQLNonNull[Any]:

@@ -25,8 +25,11 @@ from svc.plan.nodes import (
     ColCompare,
     ColumnField,
     Compare,
+    ComputedValue,
+    DWithin,
     Exists,
     Field,
+    FnCall,
     Hop,
     IsNull,
     Not,
@@ -35,6 +38,7 @@ from svc.plan.nodes import (
     Param,
     QueryPlan,
     RelField,
+    RowArg,
     Rows,
     Select,
     Typename,
@@ -62,6 +66,16 @@ COMPARE_OPS = {
     "_has_key": "?",
     "_has_keys_any": "?|",
     "_has_keys_all": "?&",
+}
+# PostGIS operators (geometry and geography): a function of the column and the value.
+POSTGIS_FUNCS = {
+    "_st_contains": "ST_Contains",
+    "_st_crosses": "ST_Crosses",
+    "_st_equals": "ST_Equals",
+    "_st_intersects": "ST_Intersects",
+    "_st_overlaps": "ST_Overlaps",
+    "_st_touches": "ST_Touches",
+    "_st_within": "ST_Within",
 }
 COLUMN_COMPARE_OPS = {
     "_ceq": "=",
@@ -105,6 +119,9 @@ class Renderer:
 
     params: list[Param] = field(default_factory=list)
     counter: int = 0
+    # How to name the whole row of an alias when it is not a table alias itself (a base
+    # subquery exposes its table row as the column "_row").
+    row_refs: dict[str, str] = field(default_factory=dict)
 
     def alias(self, prefix: str) -> str:
         """A fresh table alias (`_t3`)."""
@@ -124,6 +141,30 @@ class Renderer:
             return f"ST_GeomFromGeoJSON(${n}::text)::{p.pg_type}"
         return f"${n}::text::{p.pg_type}"
 
+    # -- functions ----------------------------------------------------------------------
+    def call(self, fn: FnCall, alias: str) -> str:
+        """`"schema"."fn"(…)`; the row argument is the row named `alias`."""
+        args: list[str] = []
+        for name, value in fn.args:
+            text = self.row_refs.get(alias, alias) if isinstance(value, RowArg) else None
+            if text is None:
+                assert isinstance(value, Param)
+                text = self.param(value)
+            args.append(f"{ident(name)} => {text}" if name else text)
+        return f"{qualified(fn.function)}({', '.join(args)})"
+
+    def column_expr(self, column: str | FnCall, alias: str) -> str:
+        """A column of the row `alias`, or a scalar computed field's call on it."""
+        if isinstance(column, FnCall):
+            return self.call(column, alias)
+        return f"{alias}.{ident(column)}"
+
+    def source(self, table: QualifiedName, fn: FnCall | None, parent: str | None) -> str:
+        """What rows come from: a table, or a function call (row argument: `parent`)."""
+        if fn is None:
+            return qualified(table)
+        return self.call(fn, parent or "")
+
     # -- boolean expressions ------------------------------------------------------------
     def bool_exp(self, exp: BoolExp, alias: str) -> str:
         """A SQL condition over the row named `alias`."""
@@ -138,9 +179,19 @@ class Renderer:
         if isinstance(exp, Not):
             return f"NOT ({self.bool_exp(exp.item, alias)})"
         if isinstance(exp, IsNull):
-            return f"{alias}.{ident(exp.column)} IS {'NOT ' if exp.negated else ''}NULL"
+            column = self.column_expr(exp.column, alias)
+            return f"{column} IS {'NOT ' if exp.negated else ''}NULL"
         if isinstance(exp, Compare):
             return self._compare(exp, alias)
+        if isinstance(exp, DWithin):
+            args = [
+                self.column_expr(exp.column, alias),
+                self.param(exp.origin),
+                self.param(exp.distance),
+            ]
+            if exp.use_spheroid is not None:
+                args.append(self.param(exp.use_spheroid))
+            return f"ST_DWithin({', '.join(args)})"
         if isinstance(exp, ColCompare):
             op = COLUMN_COMPARE_OPS[exp.op]
             return f"{alias}.{ident(exp.column)} {op} {alias}.{ident(exp.other)}"
@@ -148,17 +199,19 @@ class Renderer:
             inner = self.alias("_x")
             cond = self.join_condition(exp.mapping, alias, inner)
             return (
-                f"EXISTS (SELECT 1 FROM {qualified(exp.table)} AS {inner} "
+                f"EXISTS (SELECT 1 FROM {self.source(exp.table, exp.function, alias)} AS {inner} "
                 f"WHERE ({cond}) AND ({self.bool_exp(exp.where, inner)}))"
             )
         raise TypeError(f"unknown boolean expression {exp!r}")
 
     def _compare(self, exp: Compare, alias: str) -> str:
-        column = f"{alias}.{ident(exp.column)}"
+        column = self.column_expr(exp.column, alias)
         if exp.op == "_in":
             return f"{column} = ANY({self.param(exp.value)})"
         if exp.op == "_nin":
             return f"{column} <> ALL({self.param(exp.value)})"
+        if exp.op in POSTGIS_FUNCS:
+            return f"{POSTGIS_FUNCS[exp.op]}({column}, {self.param(exp.value)})"
         return f"{column} {COMPARE_OPS[exp.op]} {self.param(exp.value)}"
 
     @staticmethod
@@ -174,19 +227,20 @@ class Renderer:
         """The value a key orders by, for the row named `alias`."""
         return self._path_expr(key.path, key.leaf, alias)
 
-    def _path_expr(self, path: tuple[Hop, ...], leaf: str | AggLeaf, alias: str) -> str:
+    def _path_expr(self, path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall, alias: str) -> str:
         if path:
             hop = path[0]
             inner = self.alias("_o")
             cond = self.join_condition(hop.mapping, alias, inner)
             value = self._path_expr(path[1:], leaf, inner)
             return f"(SELECT {value} FROM {qualified(hop.table)} AS {inner} WHERE {cond} LIMIT 1)"
-        if isinstance(leaf, str):
-            return f"{alias}.{ident(leaf)}"
+        if isinstance(leaf, str | FnCall):
+            return self.column_expr(leaf, alias)
         inner = self.alias("_a")
         cond = self.join_condition(leaf.mapping, alias, inner)
         agg = "count(*)" if leaf.op == "count" else f"{leaf.op}({inner}.{ident(leaf.column or '')})"
-        return f"(SELECT {agg} FROM {qualified(leaf.table)} AS {inner} WHERE {cond})"
+        source = self.source(leaf.table, leaf.function, alias)
+        return f"(SELECT {agg} FROM {source} AS {inner} WHERE {cond})"
 
     @staticmethod
     def direction(key: OrderKey) -> str:
@@ -197,12 +251,17 @@ class Renderer:
 
     # -- rows ---------------------------------------------------------------------------
     def base(
-        self, rows: Rows, alias: str, join: tuple[tuple[tuple[str, str], ...], str] | None
+        self,
+        rows: Rows,
+        alias: str,
+        join: tuple[tuple[tuple[str, str], ...], str] | None,
+        with_row: bool = False,
     ) -> tuple[str, list[str]]:
         """The base subquery of `rows` (filter, order, window) and the outer order items.
 
         `join` is (mapping, parent alias) for a relationship. Order keys through relationships
         are computed once here and exposed as columns `"_o.N"` for the outer `json_agg`.
+        `with_row` adds the whole row as column `"_row"`, for computed fields' functions.
         """
         t = self.alias("_t")
         conds = []
@@ -229,8 +288,12 @@ class Renderer:
             inner_order = [f"{t}.{ident(c)}" for c in rows.distinct_on if not rows.order_by] + (
                 inner_order
             )
+        if with_row:
+            extra.append(f"{t} AS {ident('_row')}")
+            self.row_refs[alias] = f"{alias}.{ident('_row')}"
         select_list = ", ".join([f"{t}.*", *extra])
-        sql = f"SELECT {distinct}{select_list} FROM {qualified(rows.table)} AS {t} WHERE " + (
+        source = self.source(rows.table, rows.function, join[1] if join else None)
+        sql = f"SELECT {distinct}{select_list} FROM {source} AS {t} WHERE " + (
             " AND ".join(f"({c})" for c in conds)
         )
         if inner_order:
@@ -262,6 +325,9 @@ class Renderer:
         """The SQL value of one field of the row `alias`."""
         if isinstance(f, Typename):
             return literal(f.name)
+        if isinstance(f, ComputedValue):
+            value = self.call(f.call, alias)
+            return f"({value})::text" if f.as_text else value
         if isinstance(f, ColumnField):
             value = f"{alias}.{ident(f.column)}"
             if f.geojson:  # 15 digits, long CRS names: the reference's GeoJSON
@@ -297,7 +363,7 @@ class Renderer:
     ) -> str:
         """A `SELECT` whose single column `"v"` is the JSON of `sel`."""
         b = self.alias("_b")
-        base, outer_order = self.base(sel.rows, b, join)
+        base, outer_order = self.base(sel.rows, b, join, _needs_row(sel))
         joins: list[str] = []
         order = f" ORDER BY {', '.join(outer_order)}" if outer_order else ""
         if isinstance(sel, Select):
@@ -360,6 +426,21 @@ class Renderer:
                     value = f"({value})::text"
             parts.append(f"{literal(name)}, {value}")
         return f"json_build_object({', '.join(parts)})"
+
+
+def _needs_row(sel: Select | Aggregate) -> bool:
+    """Whether some field of `sel` passes the row to a function (a computed field)."""
+    if isinstance(sel, Select):
+        fields = sel.fields
+    else:
+        fields = tuple(f for _, n in sel.fields if isinstance(n, AggNodes) for f in n.fields)
+    for _, f in fields:
+        if isinstance(f, ComputedValue):
+            return True
+        call = f.select.rows.function if isinstance(f, RelField) else None
+        if call is not None and any(isinstance(v, RowArg) for _, v in call.args):
+            return True
+    return False
 
 
 def render_root(sel: Select | Aggregate) -> Statement:
