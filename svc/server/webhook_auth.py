@@ -1,24 +1,349 @@
 """Webhook mode: ask the auth hook who the request is (spec section 5).
 
-INTERFACE STUB — being implemented; see `AuthWebhook`.
+`AuthWebhook.session(headers)` calls the configured URL and turns its answer into a
+`Session`. The rules, with their sources:
+
+- **Request** (spec 5, "Webhook request"; Hasura `Hasura.Server.Auth.WebHook`):
+  GET mode forwards the client's headers except `IGNORED_CLIENT_HEADERS`; POST mode sends
+  `{"headers": {name: value, ...}}` with every client header (names lower-case, as the
+  server received them). Hasura also sends `"request"` (the GraphQL request); svc does not.
+- **Response** (spec 5, "Webhook response"; spec 7): 200 → the JSON object body holds the
+  session variables; 401 → 401 `access-denied` "Authentication hook unauthorized this
+  request"; any other status → 500 `unexpected` "Invalid response from authorization
+  hook"; no answer at all (connection refused, timeout, protocol error) → 500
+  `unexpected` "webhook authentication request failed". The messages and codes are
+  Hasura v2's (`throw401`/`throw500` in `mkUserInfoFromResp`/`userInfoFromAuthHook`).
+- **Role**: only the hook decides. The role is the hook's `x-svc-role`; the client's own
+  `X-Svc-Role` header is merely forwarded, so a hook may honour it, but svc never reads it
+  in this mode (Hasura's `getUserInfoWithExpTime` uses the hook's answer alone). A 200
+  answer without a role is 400 `invalid-params` "x-svc-role not found in session
+  variables" (Hasura v2 `mkUserInfo URBFromSessionVariables`; Hasura 1.x answered 500
+  "missing x-hasura-role key in webhook response").
+- **Expiry and caching** (spec 5): a 200 answer is cached, keyed by a hash of the client's
+  credential headers, until `Cache-Control: max-age=<s>` (or `s-maxage`) or `Expires`
+  (`%a, %d %b %Y %T GMT`) says it expires, never beyond. The keys are read from the JSON
+  body first; only when the body has neither are the HTTP response headers of the same
+  names consulted (body wins). `no-store`/`no-cache`, a zero age, an unparsable value or
+  no expiry at all mean "not cached". Hasura reads only the body keys and uses them to end
+  websocket sessions; svc also uses them to skip repeated hook calls.
 """
 
 from __future__ import annotations
 
+import calendar
+import hashlib
+import re
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import msgspec
+
 from svc.errors import SvcError
 from svc.server.session import Session
+from svc.version import VERSION
+
+# Hasura's `commonClientHeadersIgnored` (spec 5, GET mode), lower-case.
+IGNORED_CLIENT_HEADERS = frozenset(
+    {
+        "content-length",
+        "content-type",
+        "content-md5",
+        "user-agent",
+        "host",
+        "origin",
+        "referer",
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "accept-datetime",
+        "cache-control",
+        "connection",
+        "dnt",
+    }
+)
+# Hop-by-hop headers describe the client's own connection to svc; forwarding them on a
+# bodiless GET would break the hook request (e.g. `transfer-encoding: chunked`).
+HOP_BY_HOP_HEADERS = frozenset(
+    {
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "keep-alive",
+        "expect",
+        "proxy-connection",
+        "proxy-authorization",
+    }
+)
+_NOT_FORWARDED = IGNORED_CLIENT_HEADERS | HOP_BY_HOP_HEADERS
+# Session variables that never come from a hook (Hasura's `modifySessionVariables`).
+_DROPPED_VARIABLES = frozenset({"x-svc-admin-secret", "x-svc-access-key"})
+
+UNAUTHORIZED = "Authentication hook unauthorized this request"
+INVALID_RESPONSE = "Invalid response from authorization hook"
+REQUEST_FAILED = "webhook authentication request failed"
+ROLE_NOT_FOUND = "x-svc-role not found in session variables"
+
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+_EXPIRES = re.compile(
+    r"\s*(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) ([A-Z][a-z]{2}) (\d{4}) "
+    r"(\d{2}):(\d{2}):(\d{2}) GMT\s*"
+)
+_DIRECTIVE = re.compile(r'\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
+
+
+def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The client headers GET mode forwards (also the cache key's input in both modes).
+
+    `headers`: lower-cased names → values. Drops Hasura's ignored list (spec 5: Content-Length,
+    Content-Type, Content-MD5, User-Agent, Host, Origin, Referer, Accept, Accept-Encoding,
+    Accept-Language, Accept-Datetime, Cache-Control, Connection, DNT) and hop-by-hop headers.
+    """
+    return {k: v for k, v in headers.items() if k.lower() not in _NOT_FORWARDED}
+
+
+def cache_key(credentials: Mapping[str, str]) -> str:
+    """SHA-256 hex digest of the sorted `(name, value)` pairs (names lower-cased)."""
+    pairs = sorted((k.lower(), v) for k, v in credentials.items())
+    return hashlib.sha256(msgspec.json.encode(pairs)).hexdigest()
+
+
+def parse_max_age(value: str) -> float | None:
+    """Seconds of freshness a `Cache-Control` value grants: `max-age=<s>` or `s-maxage=<s>`.
+
+    Returns None when there is none or it does not parse (the caller then looks at
+    `Expires`, as Hasura's `timeFromCacheControl <|> timeFromExpires` does), 0.0 when
+    `no-store` or `no-cache` forbid reuse. Directive names are case-insensitive (RFC 9111).
+    """
+    age: float | None = None
+    for part in value.split(","):
+        match = _DIRECTIVE.fullmatch(part)
+        if match is None:
+            continue
+        name, arg = match.group(1).lower(), (match.group(2) or "").strip('"')
+        if name in ("no-store", "no-cache"):
+            return 0.0
+        if name in ("max-age", "s-maxage") and age is None and arg.isascii() and arg.isdigit():
+            age = float(arg)
+    return age
+
+
+def parse_expires(value: str) -> float | None:
+    """The POSIX time (seconds) of an `Expires` value in `%a, %d %b %Y %T GMT`, else None.
+
+    Parsed without the locale (`Thu, 01 Jan 2037 00:00:00 GMT`), as Hasura's
+    `parseExpirationTime` does with `defaultTimeLocale`.
+    """
+    match = _EXPIRES.fullmatch(value)
+    if match is None or match.group(2) not in _MONTHS:
+        return None
+    day, month, year, hour, minute, second = match.groups()
+    try:
+        at = datetime(
+            int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
+        )
+    except ValueError:
+        return None
+    return at.timestamp()
+
+
+def _lifetime(cache_control: str | None, expires: str | None, now: float) -> float | None:
+    """Seconds from `now` (POSIX) the answer stays valid, None when nothing says so."""
+    if cache_control is not None:
+        age = parse_max_age(cache_control)
+        if age is not None:
+            return age
+    if expires is not None:
+        at = parse_expires(expires)
+        if at is not None:
+            return at - now
+    return None
+
+
+def _pg_array_item(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, list):  # a nested array stays unquoted: `{{1,2},{3,4}}`
+        return _variable_text(value)
+    text = value if isinstance(value, str) else _variable_text(value)
+    if text == "" or text.upper() == "NULL" or any(c in text for c in '{},"\\ \t\n\r'):
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    return text
+
+
+def _variable_text(value: Any) -> str:
+    """A session variable's string form: strings as they are, lists as Postgres array
+    literals (`{a,b}`, the form JWT list claims take), anything else as JSON text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "{" + ",".join(_pg_array_item(v) for v in value) + "}"
+    return msgspec.json.encode(value).decode()
+
+
+def session_variables(body: Mapping[str, Any]) -> dict[str, str]:
+    """The `x-svc-*` session variables of a hook's 200 body (keys lower-cased).
+
+    Other keys (`Cache-Control`, `Expires`, anything without the prefix) are not session
+    variables and are dropped, as are `x-svc-admin-secret`/`x-svc-access-key` and null
+    values. Non-string values become strings (`_variable_text`); Hasura requires strings
+    (spec 5: "all values are strings"), svc accepts the obvious conversions.
+    """
+    out: dict[str, str] = {}
+    for key, value in body.items():
+        name = key.lower()
+        if not name.startswith("x-svc-") or name in _DROPPED_VARIABLES or value is None:
+            continue
+        out[name] = _variable_text(value)
+    return out
+
+
+def _body_key(body: Mapping[str, Any], name: str) -> str | None:
+    for key, value in body.items():
+        if key.lower() == name and isinstance(value, str):
+            return value
+    return None
 
 
 class AuthWebhook:
-    """Calls `SVC_GRAPHQL_AUTH_HOOK` in GET or POST mode and caches the answers."""
+    """Calls `SVC_GRAPHQL_AUTH_HOOK` in GET or POST mode and caches the answers.
 
-    def __init__(self, url: str, mode: str = "GET") -> None:
+    One instance per server process; `session` is safe to call concurrently from one event
+    loop (cache updates never await, so they cannot interleave). Concurrent requests with the
+    same credentials may each call the hook before the first answer is cached.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        mode: str = "GET",
+        *,
+        timeout: float = 10.0,
+        cache_size: int = 10_000,
+    ) -> None:
+        """`url`: the hook; `mode`: `GET` or `POST` (any case); `timeout`: seconds for the
+        whole hook exchange (connect, send, wait, read); `cache_size`: most answers kept.
+
+        Raises ValueError for another mode or a non-positive `cache_size`.
+        """
+        method = mode.upper()
+        if method not in ("GET", "POST"):
+            raise ValueError(f"auth hook mode must be GET or POST, not {mode!r}")
+        if cache_size < 1:
+            raise ValueError("cache_size must be positive")
         self.url = url
-        self.mode = mode
+        self.mode = method
+        self.timeout = timeout
+        self.cache_size = cache_size
+        self._client: httpx.AsyncClient | None = None
+        # key → (time.monotonic() deadline, session); insertion order is age order.
+        self._cache: dict[str, tuple[float, Session]] = {}
 
     async def session(self, headers: dict[str, str]) -> Session:
-        """The session for lower-cased client `headers`; raises SvcError on denial."""
-        raise SvcError("unexpected", "auth webhook is not implemented yet", status=500)
+        """The session for lower-cased client `headers` (name → value).
+
+        Returns a cached answer while it is fresh (spec 5 expiry), else asks the hook.
+        Raises SvcError: 401 `access-denied` (hook answered 401); 400 `invalid-params` (200
+        without `x-svc-role`); 500 `unexpected` (other status, body not a JSON object, hook
+        unreachable or slower than `timeout`).
+        """
+        credentials = forwarded_headers(headers)
+        key = cache_key(credentials)
+        hit = self._cache.get(key)
+        if hit is not None:
+            if hit[0] > time.monotonic():
+                return Session(hit[1].role, dict(hit[1].variables))
+            self._cache.pop(key, None)
+        response = await self._call(headers, credentials)
+        session, lifetime = self._answer(response)
+        if lifetime is not None and lifetime > 0:
+            self._store(key, time.monotonic() + lifetime, session)
+        return Session(session.role, dict(session.variables))
 
     async def close(self) -> None:
-        """Release the HTTP client."""
+        """Release the HTTP client (a later `session` call creates a new one)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout),
+                follow_redirects=False,
+                headers={"user-agent": f"svc/{VERSION}"},
+            )
+        return self._client
+
+    async def _call(self, headers: dict[str, str], credentials: dict[str, str]) -> httpx.Response:
+        client = self._http()
+        try:
+            if self.mode == "GET":
+                sent = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in credentials.items()]
+                return await client.get(self.url, headers=sent)
+            body = msgspec.json.encode({"headers": headers})
+            return await client.post(
+                self.url, content=body, headers={"content-type": "application/json"}
+            )
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+            reason = "timeout" if isinstance(exc, httpx.TimeoutException) else type(exc).__name__
+            self._log(None, reason)
+            raise SvcError("unexpected", REQUEST_FAILED, status=500) from None
+
+    def _answer(self, response: httpx.Response) -> tuple[Session, float | None]:
+        """The session and its lifetime in seconds (None: not cacheable) of a hook answer."""
+        status = response.status_code
+        if status == 401:
+            raise SvcError("access-denied", UNAUTHORIZED, status=401)
+        if status != 200:
+            self._log(status, "unexpected status")
+            raise SvcError("unexpected", INVALID_RESPONSE, status=500)
+        try:
+            body = msgspec.json.decode(response.content)
+        except msgspec.DecodeError:
+            self._log(status, "invalid JSON")
+            raise SvcError("unexpected", f"{INVALID_RESPONSE}: invalid JSON", status=500) from None
+        if not isinstance(body, dict):
+            self._log(status, "not a JSON object")
+            raise SvcError("unexpected", f"{INVALID_RESPONSE}: expected a JSON object", status=500)
+        variables = session_variables(body)
+        role = variables.get("x-svc-role", "")
+        if not role.strip():
+            raise SvcError("invalid-params", ROLE_NOT_FOUND, status=400)
+        body_cc, body_exp = _body_key(body, "cache-control"), _body_key(body, "expires")
+        if body_cc is None and body_exp is None:  # the body wins; else the HTTP headers
+            body_cc = response.headers.get("cache-control")
+            body_exp = response.headers.get("expires")
+        return Session(role, variables), _lifetime(body_cc, body_exp, time.time())
+
+    def _store(self, key: str, deadline: float, session: Session) -> None:
+        cache = self._cache
+        cache.pop(key, None)
+        if len(cache) >= self.cache_size:
+            now = time.monotonic()
+            for stale in [k for k, (d, _) in cache.items() if d <= now]:
+                del cache[stale]
+            # Still full: drop the oldest tenth at once so the scan above stays rare.
+            excess = len(cache) - self.cache_size + 1
+            if excess > 0:
+                excess = max(excess, self.cache_size // 10)
+                for old in list(cache)[:excess]:
+                    del cache[old]
+        cache[key] = (deadline, session)
+
+    def _log(self, status: int | None, reason: str) -> None:
+        """One JSON line on stderr for a failed hook call (Hasura logs `webhook-log`)."""
+        line = {
+            "type": "webhook-log",
+            "level": "error",
+            "url": self.url,
+            "method": self.mode,
+            "status": status,
+            "reason": reason,
+        }
+        sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
