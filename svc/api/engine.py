@@ -45,7 +45,7 @@ class Engine:
         """Connect, create `hdb_catalog` if needed, load metadata, start syncing."""
         db = await Database.connect(config.database_url, max_size=config.pool_size)
         await db.init_catalog()
-        engine = cls(config, db, await cls._load(db))
+        engine = cls(config, db, await cls._load(db, config.infer_function_permissions))
         engine._listener = await db.listen(engine.on_version)
         engine._tasks.append(asyncio.get_running_loop().create_task(engine._poll()))
         return engine
@@ -59,11 +59,15 @@ class Engine:
         await self.db.close()
 
     @staticmethod
-    async def _load(db: Database) -> State:
+    async def _load(db: Database, infer_functions: bool) -> State:
         async with db.transaction() as conn:
             text, version = await db.read_metadata(conn, lock=False)
             catalog = await db.introspect(conn)
-        return State.build(version, decode_metadata(text), catalog)
+        return State.build(version, decode_metadata(text), catalog, infer_functions)
+
+    @property
+    def _infer(self) -> bool:
+        return self.config.infer_function_permissions
 
     # -- sync ---------------------------------------------------------------------------
     async def on_version(self, version: int) -> None:
@@ -71,7 +75,7 @@ class Engine:
         if version > self.state.version:
             async with self._reload_lock:
                 if version > self.state.version:
-                    loaded = await self._load(self.db)
+                    loaded = await self._load(self.db, self._infer)
                     # A local write may have installed a newer state meanwhile.
                     if loaded.version > self.state.version:
                         self.state = loaded
@@ -96,7 +100,7 @@ class Engine:
                 state = self.state
                 if version != state.version:
                     state = State.build(
-                        version, decode_metadata(text), await self.db.introspect(conn)
+                        version, decode_metadata(text), await self.db.introspect(conn), self._infer
                     )
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
                 result = await run_operation(ctx, body)
@@ -105,7 +109,7 @@ class Engine:
                         conn, encode_metadata(ctx.metadata).decode()
                     )
             if ctx.metadata_changed or ctx.schema_changed:
-                self.state = State(version, ctx.metadata, ctx.catalog, ctx.ir)
+                self.state = State(version, ctx.metadata, ctx.catalog, ctx.ir, self._infer)
             elif state is not self.state:
                 self.state = state
             return result

@@ -22,6 +22,7 @@ from svc.metadata.model import QualifiedName
 from svc.plan.mutation import Insert, InsertRow, MutationPlanner, MutationRoot
 from svc.plan.nodes import Const, Param
 from svc.sql.mutation import render_answer_from_rows, render_insert_returning_row, render_write
+from svc.sql.render import Statement, render_root
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
@@ -79,16 +80,34 @@ class MutationRunner:
         return b'{"data":{' + b",".join(parts) + b"}}"
 
     async def _root(self, root: MutationRoot) -> bytes:
+        if root.query is not None:
+            stmt = render_root(root.query)
+            text = await self._fetch(stmt)
+            return b"null" if text is None else str(text).encode()
         if root.many:
             answers = [await self._write(w, root) for w in root.writes]
             return b"[" + b",".join(answers) + b"]"
         return await self._write(root.writes[0], root)
 
-    async def _fetch(self, sql: str, params: tuple[Param, ...]) -> Any:
+    async def _fetch(self, stmt: Statement) -> Any:
+        """The statement's value; with a permission check, raises 400 `permission-error`
+        when a written row fails it (Hasura's message)."""
+        args = resolve(stmt.params, self.variables, self.session)
         try:
-            return await self.conn.fetchval(sql, *resolve(params, self.variables, self.session))
+            if not stmt.check:
+                return await self.conn.fetchval(stmt.sql, *args)
+            row = await self.conn.fetchrow(stmt.sql, *args)
         except PostgresError as exc:
             raise map_query_error(exc) from exc
+        if row is None:
+            return None
+        if row[1] is False:
+            raise SvcError(
+                "permission-error",
+                f"check constraint of an {stmt.check} permission has failed",
+                path="$.selectionSet",
+            )
+        return row[0]
 
     async def _write(self, write: Any, root: MutationRoot) -> bytes:
         if isinstance(write, Insert) and (write.nested or not write.rows):
@@ -96,7 +115,7 @@ class MutationRunner:
             stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)
         else:
             stmt = render_write(write, root)
-        text = await self._fetch(stmt.sql, stmt.params)
+        text = await self._fetch(stmt)
         return b"null" if text is None else str(text).encode()
 
     async def _insert_rows(
@@ -119,10 +138,11 @@ class MutationRunner:
                     values[near] = self._const(table, near, children[0].get(far))
             for column, value in fixed.items():
                 values[column] = self._const(table, column, value)
+            one = InsertRow(tuple(values.items()))
             stmt = render_insert_returning_row(
-                Insert(ins.table, (InsertRow(tuple(values.items())),), ins.on_conflict)
+                Insert(ins.table, (one,), ins.on_conflict, ins.check)
             )
-            text = await self._fetch(stmt.sql, stmt.params)
+            text = await self._fetch(stmt)
             if text is None:
                 continue  # ON CONFLICT DO NOTHING skipped it
             written = _decode(text)

@@ -27,19 +27,24 @@ class State:
     metadata: Metadata
     catalog: DbCatalog
     ir: Ir
+    infer_function_permissions: bool = True  # `--infer-function-permissions` (spec 4.6)
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
     plans: dict[Any, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, version: int, metadata: Metadata, catalog: DbCatalog) -> State:
+    def build(
+        cls, version: int, metadata: Metadata, catalog: DbCatalog, infer_functions: bool = True
+    ) -> State:
         """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR)."""
-        return cls(version, metadata, catalog, build_ir(metadata, catalog))
+        return cls(version, metadata, catalog, build_ir(metadata, catalog), infer_functions)
 
     def schema(self, role: str) -> GraphQLSchema:
         """The GraphQL schema of `role` (built on first use)."""
         found = self.schemas.get(role)
         if found is None:
-            found = build_schema(self.ir, role)
+            found = build_schema(
+                self.ir, role, infer_function_permissions=self.infer_function_permissions
+            )
             self.schemas[role] = found
         return found
 

@@ -15,9 +15,23 @@ from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
 
 from svc.errors import SvcError, validation_failed
 from svc.ir.model import Table
+from svc.ir.permissions import is_session_variable
 from svc.metadata.model import QualifiedName
 from svc.plan.build import Planner
-from svc.plan.nodes import TRUE, And, BoolExp, Compare, Const, Field, Param, Typename, VarRef
+from svc.plan.nodes import (
+    TRUE,
+    And,
+    BoolExp,
+    Compare,
+    Const,
+    Field,
+    Param,
+    Select,
+    SessionRef,
+    Typename,
+    VarRef,
+)
+from svc.plan.permissions import filter_exp
 from svc.schema.info import FieldInfo
 
 UPDATE_OPS = (
@@ -64,6 +78,7 @@ class Insert:
     table: QualifiedName
     rows: tuple[InsertRow, ...]
     on_conflict: OnConflict | None = None
+    check: BoolExp = TRUE  # the role's insert check, on every new row
 
     @property
     def nested(self) -> bool:
@@ -87,6 +102,7 @@ class Update:
     table: QualifiedName
     where: BoolExp
     sets: tuple[UpdateSet, ...]
+    check: BoolExp = TRUE  # the role's update check, on every updated row
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +140,7 @@ class MutationRoot:
     output: tuple[tuple[str, OutputItem], ...] = ()
     row_fields: tuple[tuple[str, Field], ...] = ()
     many: bool = False
+    query: Select | None = None  # a function exposed as a mutation: its rows
 
 
 class MutationPlanner(Planner):
@@ -136,13 +153,16 @@ class MutationPlanner(Planner):
         info: FieldInfo = field.extensions["svc"]
         table = info.table
         assert table is not None
+        if info.function is not None:
+            query = self._root(info, field, nodes)
+            assert isinstance(query, Select)
+            return MutationRoot(alias, (), table, query.single, query=query)
         args = self._args(field, nodes[0])
         kind = info.kind
         if kind in ("insert", "insert_one"):
             objects = args.get("objects") if kind == "insert" else [args.get("object")]
-            rows = tuple(self._insert_row(table, o) for o in (self.reader.concrete(objects) or []))
-            write: Insert | Update | Delete = Insert(
-                table.name, rows, self._on_conflict(table, args.get("on_conflict"))
+            write: Insert | Update | Delete = self._insert(
+                table, self.reader.concrete(objects) or [], args.get("on_conflict")
             )
             return self._answer(alias, (write,), table, field, nodes, kind == "insert_one")
         if kind == "update_many":
@@ -166,12 +186,11 @@ class MutationPlanner(Planner):
                 kind == "update_by_pk",
             )
         if kind == "delete":
-            write = Delete(table.name, self.bool_exp(table, args.get("where")))
+            write = self._delete(table, self.bool_exp(table, args.get("where")))
             return self._answer(alias, (write,), table, field, nodes, False)
         if kind == "delete_by_pk":
-            return self._answer(
-                alias, (Delete(table.name, self._pk_where(table, args)),), table, field, nodes, True
-            )
+            write = self._delete(table, self._pk_where(table, args))
+            return self._answer(alias, (write,), table, field, nodes, True)
         raise SvcError("not-supported", f"mutation field kind {kind} is not supported")
 
     def _answer(
@@ -212,7 +231,53 @@ class MutationPlanner(Planner):
             )
         )
 
+    # -- permissions --------------------------------------------------------------------
+    def _filter(self, table: Table, kind: str) -> BoolExp:
+        """The role's `filter` of an update or delete permission (true for admin)."""
+        if self.role == "admin":
+            return TRUE
+        perm = getattr(table, f"{kind}_permissions")[self.role]
+        return filter_exp(self.tables, table, perm.filter)
+
+    def _check(self, table: Table, kind: str) -> BoolExp:
+        """The role's `check` of an insert or update permission (true for admin)."""
+        if self.role == "admin":
+            return TRUE
+        perm = getattr(table, f"{kind}_permissions")[self.role]
+        return filter_exp(self.tables, table, perm.check)
+
+    def _presets(self, table: Table, kind: str) -> list[tuple[str, Param]]:
+        """Column presets (`set`) of the role's permission; session variables are read at
+        execution like any other session value."""
+        if self.role == "admin":
+            return []
+        perm = getattr(table, f"{kind}_permissions")[self.role]
+        out: list[tuple[str, Param]] = []
+        for column, value in perm.set.items():
+            pg_type = table.column_map[column].pg_type
+            source = SessionRef(value.lower()) if is_session_variable(value) else Const(value)
+            out.append((column, Param(source, pg_type)))
+        return out
+
+    @staticmethod
+    def _and(a: BoolExp, b: BoolExp) -> BoolExp:
+        if a == TRUE:
+            return b
+        return a if b == TRUE else And((a, b))
+
+    def _delete(self, table: Table, where: BoolExp) -> Delete:
+        return Delete(table.name, self._and(where, self._filter(table, "delete")))
+
     # -- inserts ------------------------------------------------------------------------
+    def _insert(self, table: Table, objects: list[Any], on_conflict: Any) -> Insert:
+        rows = tuple(self._insert_row(table, o) for o in objects)
+        return Insert(
+            table.name,
+            rows,
+            self._on_conflict(table, on_conflict),
+            self._check(table, "insert"),
+        )
+
     def _insert_row(self, table: Table, obj: Any) -> InsertRow:
         obj = self.reader.concrete(obj) or {}
         by_gql = {c.gql_name: c for c in table.columns}
@@ -229,14 +294,16 @@ class MutationPlanner(Planner):
                 target = self.tables[rel.target]
                 value = self.reader.concrete(value) or {}
                 data = self.reader.concrete(value.get("data"))
-                conflict = self._on_conflict(target, value.get("on_conflict"))
-                rows: tuple[InsertRow, ...]
                 if rel.kind == "object":
-                    rows = (self._insert_row(target, data),)
-                    objects.append(NestedInsert(rel.mapping, Insert(target.name, rows, conflict)))
+                    insert = self._insert(target, [data], value.get("on_conflict"))
+                    objects.append(NestedInsert(rel.mapping, insert))
                 else:
-                    rows = tuple(self._insert_row(target, d) for d in data or [])
-                    arrays.append(NestedInsert(rel.mapping, Insert(target.name, rows, conflict)))
+                    insert = self._insert(target, list(data or []), value.get("on_conflict"))
+                    arrays.append(NestedInsert(rel.mapping, insert))
+        presets = self._presets(table, "insert")
+        if presets:
+            preset_names = {name for name, _ in presets}
+            values = [v for v in values if v[0] not in preset_names] + presets
         return InsertRow(tuple(values), tuple(objects), tuple(arrays))
 
     def _on_conflict(self, table: Table, value: Any) -> OnConflict | None:
@@ -245,6 +312,8 @@ class MutationPlanner(Planner):
             return None
         columns = tuple(self.reader.concrete(value.get("update_columns")) or ())
         where = self.bool_exp(table, value.get("where"))
+        if columns:  # the upsert updates: the role's update filter applies (Hasura)
+            where = self._and(where, self._filter(table, "update"))
         return OnConflict(str(self.reader.concrete(value.get("constraint"))), columns, where)
 
     # -- updates ------------------------------------------------------------------------
@@ -282,4 +351,8 @@ class MutationPlanner(Planner):
                 "_delete_at_path is expected",
                 "$.selectionSet",
             )
-        return Update(table.name, where if where is not None else TRUE, tuple(sets))
+        for column, param in self._presets(table, "update"):
+            sets = [x for x in sets if x.column != column]
+            sets.append(UpdateSet(column, "_set", param))
+        where = self._and(where if where is not None else TRUE, self._filter(table, "update"))
+        return Update(table.name, where, tuple(sets), self._check(table, "update"))

@@ -612,13 +612,14 @@ class SchemaBuilder:
         return fields
 
     def mutation_fields(self) -> dict[str, GraphQLField]:
-        """Mutation root fields (admin only until role permissions for writes exist)."""
-        if self.role != "admin":
-            return {}
+        """Mutation root fields: the writes the role's permissions allow, and functions
+        exposed as mutations."""
         types = MutationTypes(self)
         fields: dict[str, GraphQLField] = {}
-        for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
+        tables = [t for t in self.ir.tables.values() if t.gql_name]
+        for table in sorted(tables, key=lambda t: t.gql_name):
             fields.update(types.fields(table))
+        fields.update(self.function_fields("mutation"))
         return fields
 
     def build(self) -> GraphQLSchema:
@@ -632,8 +633,10 @@ class SchemaBuilder:
         return GraphQLSchema(query=query, mutation=mutation, subscription=subscription)
 
 
-def build_schema(ir: Ir, role: str = "admin") -> GraphQLSchema:
+def build_schema(
+    ir: Ir, role: str = "admin", *, infer_function_permissions: bool = True
+) -> GraphQLSchema:
     """The GraphQL schema of `role`: admin sees every tracked table and column; another role
     sees the tables it has a select permission on, its columns, and aggregates only when
     allowed; `x_by_pk` only when every key column is visible (Hasura's rules)."""
-    return SchemaBuilder(ir, role).build()
+    return SchemaBuilder(ir, role, infer_function_permissions=infer_function_permissions).build()

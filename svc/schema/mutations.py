@@ -40,6 +40,50 @@ class MutationTypes:
     def __init__(self, b: SchemaBuilder) -> None:
         self.b = b
 
+    # -- what the role may write (Hasura's rules) ---------------------------------------
+    def insert_cols(self, table: Table) -> tuple[Column, ...] | None:
+        """Columns the role may give on insert (presets excluded); None: no insert."""
+        if not table.insertable:
+            return None
+        if self.b.role == "admin":
+            return table.columns
+        perm = table.insert_permissions.get(self.b.role)
+        if perm is None or perm.backend_only:
+            return None
+        return tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
+
+    def update_cols(self, table: Table) -> tuple[Column, ...] | None:
+        """Columns the role may set on update (presets excluded); None: no update. Updates
+        need a select permission too (their `where` reads the table)."""
+        if not table.updatable_rows or table.name not in self.b.tables:
+            return None
+        if self.b.role == "admin":
+            return table.columns
+        perm = table.update_permissions.get(self.b.role)
+        if perm is None or perm.backend_only:
+            return None
+        return tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
+
+    def can_delete(self, table: Table) -> bool:
+        """Whether the role may delete (which needs a select permission too)."""
+        if not table.deletable or table.name not in self.b.tables:
+            return False
+        if self.b.role == "admin":
+            return True
+        perm = table.delete_permissions.get(self.b.role)
+        return perm is not None and not perm.backend_only
+
+    def can_select(self, table: Table) -> bool:
+        """Whether the role may read rows back (`returning`, `_one`, `_by_pk`)."""
+        return table.name in self.b.tables
+
+    def pk_visible(self, table: Table) -> bool:
+        """Whether every primary key column is selectable (needed by `_by_pk` fields)."""
+        if not table.primary_key or not self.can_select(table):
+            return False
+        visible = {c.name for c in self.b.cols(table)}
+        return all(c in visible for c in table.primary_key)
+
     def _input(self, name: str, fields: Any, description: str = "") -> GraphQLInputObjectType:
         return self.b._memo(  # type: ignore[no-any-return]
             name, lambda: GraphQLInputObjectType(name, fields, description=description or None)
@@ -49,10 +93,11 @@ class MutationTypes:
         """`x_insert_input`: every column, plus relationship inserts."""
 
         def fields() -> dict[str, GraphQLInputField]:
-            f = {c.gql_name: GraphQLInputField(self.b.scalar(c.scalar)) for c in self.b.cols(table)}
+            cols = self.insert_cols(table) or ()
+            f = {c.gql_name: GraphQLInputField(self.b.scalar(c.scalar)) for c in cols}
             for rel in table.relationships:
-                target = self.b.tables.get(rel.target)
-                if target is None or not target.insertable:
+                target = self.b.ir.tables.get(rel.target)
+                if target is None or not target.gql_name or self.insert_cols(target) is None:
                     continue
                 if rel.kind == "object":
                     f[rel.name] = GraphQLInputField(self.obj_rel_input(target))
@@ -83,8 +128,9 @@ class MutationTypes:
         return self._input(f"{table.gql_name}_{suffix}", fields)
 
     def on_conflict(self, table: Table) -> GraphQLInputObjectType | None:
-        """`x_on_conflict {constraint, update_columns, where}` (only with a unique key)."""
-        if not table.unique_constraints:
+        """`x_on_conflict {constraint, update_columns, where}`: only with a unique key, and
+        for a role only with an update permission (an upsert updates)."""
+        if not table.unique_constraints or self.update_cols(table) is None:
             return None
         constraint = self.b._memo(
             f"{table.gql_name}_constraint",
@@ -106,7 +152,7 @@ class MutationTypes:
     def update_column(self, table: Table) -> GraphQLEnumType:
         """`x_update_column`: the columns an upsert may update."""
         name = f"{table.gql_name}_update_column"
-        values = {c.gql_name: GraphQLEnumValue(c.name) for c in self.b.cols(table)}
+        values = {c.gql_name: GraphQLEnumValue(c.name) for c in self.update_cols(table) or ()}
         return self.b._memo(  # type: ignore[no-any-return]
             name, lambda: GraphQLEnumType(name, values or {"_PLACEHOLDER": GraphQLEnumValue("")})
         )
@@ -121,7 +167,7 @@ class MutationTypes:
 
     def update_args(self, table: Table) -> dict[str, GraphQLArgument]:
         """`_set`, `_inc` and the jsonb operators an update takes."""
-        cols = list(self.b.cols(table))
+        cols = list(self.update_cols(table) or ())
         args = {"_set": GraphQLArgument(self._columns_input(table, "set_input", cols))}
         numeric = [c for c in cols if c.is_numeric and not c.is_array]
         if numeric:
@@ -156,21 +202,22 @@ class MutationTypes:
         )
 
     def response(self, table: Table) -> GraphQLObjectType:
-        """`x_mutation_response {affected_rows, returning}`."""
+        """`x_mutation_response {affected_rows, returning}`; `returning` only for a role that
+        may select the table."""
         name = f"{table.gql_name}_mutation_response"
+
+        def fields() -> dict[str, GraphQLField]:
+            f = {"affected_rows": GraphQLField(_nn(GraphQLInt), extensions=_info("affected_rows"))}
+            if self.can_select(table):
+                f["returning"] = GraphQLField(
+                    _nn(_list_nn(self.b.object_type(table))), extensions=_info("returning")
+                )
+            return f
+
         return self.b._memo(  # type: ignore[no-any-return]
             name,
             lambda: GraphQLObjectType(
-                name,
-                lambda: {
-                    "affected_rows": GraphQLField(
-                        _nn(GraphQLInt), extensions=_info("affected_rows")
-                    ),
-                    "returning": GraphQLField(
-                        _nn(_list_nn(self.b.object_type(table))), extensions=_info("returning")
-                    ),
-                },
-                description=f'response of any mutation on the table "{table.name}"',
+                name, fields, description=f'response of any mutation on the table "{table.name}"'
             ),
         )
 
@@ -178,9 +225,8 @@ class MutationTypes:
         """The mutation root fields of one table."""
         rf = table.root_fields
         out: dict[str, GraphQLField] = {}
-        obj = self.b.object_type(table)
-        has_pk = bool(table.primary_key)
-        if table.insertable:
+        has_pk = self.pk_visible(table)
+        if self.insert_cols(table) is not None:
             args = {"objects": GraphQLArgument(_nn(_list_nn(self.insert_input(table))))}
             one = {"object": GraphQLArgument(_nn(self.insert_input(table)))}
             conflict = self.on_conflict(table)
@@ -193,13 +239,14 @@ class MutationTypes:
                 extensions=_info("insert", table=table),
                 description=f'insert data into the table: "{table.name}"',
             )
-            out[rf.insert_one] = GraphQLField(
-                obj,
-                one,
-                extensions=_info("insert_one", table=table),
-                description=f'insert a single row into the table: "{table.name}"',
-            )
-        if table.updatable_rows:
+            if self.can_select(table):
+                out[rf.insert_one] = GraphQLField(
+                    self.b.object_type(table),
+                    one,
+                    extensions=_info("insert_one", table=table),
+                    description=f'insert a single row into the table: "{table.name}"',
+                )
+        if self.update_cols(table) is not None:
             upd = self.update_args(table)
             out[rf.update] = GraphQLField(
                 self.response(table),
@@ -209,7 +256,7 @@ class MutationTypes:
             )
             if has_pk:
                 out[rf.update_by_pk] = GraphQLField(
-                    obj,
+                    self.b.object_type(table),
                     {**upd, "pk_columns": GraphQLArgument(_nn(self.pk_columns(table)))},
                     extensions=_info("update_by_pk", table=table),
                     description=f'update single row of the table: "{table.name}"',
@@ -227,7 +274,7 @@ class MutationTypes:
                 extensions=_info("update_many", table=table),
                 description=f'update multiples rows of table: "{table.name}"',
             )
-        if table.deletable:
+        if self.can_delete(table):
             out[rf.delete] = GraphQLField(
                 self.response(table),
                 {"where": GraphQLArgument(_nn(self.b.bool_exp(table)))},
@@ -236,9 +283,9 @@ class MutationTypes:
             )
             if has_pk:
                 out[rf.delete_by_pk] = GraphQLField(
-                    obj,
+                    self.b.object_type(table),
                     {
-                        self.b.tables[table.name].column_map[c].gql_name: GraphQLArgument(
+                        table.column_map[c].gql_name: GraphQLArgument(
                             _nn(self.b.scalar(table.column_map[c].scalar))
                         )
                         for c in table.primary_key

@@ -1,35 +1,764 @@
 """JWT mode: verify a bearer token (pyjwt) and turn its claims into a session.
 
-INTERFACE STUB — being implemented; see `JwtVerifier`.
+`SVC_GRAPHQL_JWT_SECRET` is a JSON object shaped like Hasura v2's
+`HASURA_GRAPHQL_JWT_SECRET` (Hasura `Hasura.Server.Auth.JWT`, `JWTConfig`):
+
+- `type` + `key`: `HS256`/`HS384`/`HS512` with the shared secret (at least 32/48/64
+  characters, as Hasura's `parseHmacKey`); `RS256`/`RS384`/`RS512`, `ES256`/`ES384`/`ES512`
+  or `Ed25519` (pyjwt's `EdDSA`) with a PEM public key or an X.509 certificate PEM.
+  Tokens must use exactly that algorithm (never `none`, never HS with a public key).
+- `jwk_url` instead of `key`: a JWK set fetched with httpx and cached for the answer's
+  `Cache-Control: max-age`/`s-maxage`, else its `Expires` (Hasura's `updateJwkRef`); an
+  answer with neither is kept until a token names an unknown `kid`. A token whose `kid` is
+  not in the set makes one more fetch, at most once per `refetch_interval` seconds (10).
+  Each key allows only the algorithms of its own type (`alg` when the JWK names one):
+  RSA → RS256/384/512, EC → the ES algorithm of its curve, OKP → EdDSA; `oct` keys are
+  ignored, so a JWK set can never make HS verification with a public key possible.
+- `claims_namespace` (default `https://svc.io/jwt/claims`) or `claims_namespace_path`
+  (a JSON path such as `$.svc.claims`; `$` is the whole payload); `claims_format` `json`
+  (default) or `stringified_json`; or `claims_map`, which replaces the namespace lookup.
+- `audience` (string or list), `issuer`, `allowed_skew` (seconds of leeway for `exp`,
+  `nbf`, `iat`; default 0), `header` (`{"type": "Authorization"}`, the default, or
+  `{"type": "Cookie", "name": "<cookie>"}`).
+
+Claims → session (Hasura's `processJwt_` and `parseHasuraClaims`): `x-svc-allowed-roles`
+(a list of role names) and `x-svc-default-role` are required; the role is the request's
+`X-Svc-Role` header when given, else the default role, and must be an allowed role. Every
+other `x-svc-*` claim (names case-insensitive, stored lower-case) is a session variable:
+strings as they are, lists as Postgres array literals (`{a,b}`), anything else as its JSON
+text. Other request headers are not session variables in this mode.
+
+Errors (all `SvcError`, status 400, path `$`; codes are Hasura's `Hasura.Base.Error`,
+messages Hasura v2's, with `x-svc-` for `x-hasura-`):
+
+- `invalid-headers`: "Missing 'Authorization' or 'Cookie' header in JWT authentication
+  mode", "Malformed Authorization header", "Could not find <name> in Cookie header".
+- `invalid-jwt`: "Could not verify JWT: <reason>", the reason named as Hasura's jose
+  library names it: `JWTExpired`, `JWTNotYetValid` (nbf), `JWTIssuedAtFuture`,
+  `JWTNotInAudience`, `JWTNotInIssuer`, `JWSError JWSInvalidSignature`,
+  `JWSError AlgorithmNotImplemented` (an algorithm other than the configured one, `none`),
+  `JWSError NoUsableKeys` (no key of the JWK set for the token's `kid`),
+  `JWSError (CompactDecodeError …)` (not a JWT), `JWTClaimsSetDecodeError …`.
+- `jwt-missing-role-claims`: "JWT claim does not contain x-svc-allowed-roles" (or
+  `x-svc-default-role`).
+- `jwt-invalid-claims`: "claims key: '<ns>' not found", "claims not found at
+  claims_namespace_path: '<path>'", "expecting a json object when claims_format is json",
+  "expecting a string when claims_format is stringified_json", "expecting stringified json
+  at: '<where>', but found: <value>", "invalid x-svc-allowed-roles; should be a list of
+  roles", "invalid x-svc-default-role; should be a single role name", "JWT claim from
+  claims_map, <name> not found".
+- `access-denied`: "Your requested role is not in allowed roles".
+
+Deliberate difference from Hasura: when `audience` (`issuer`) is configured, a token
+without an `aud` (`iss`) claim is rejected (`JWTNotInAudience`/`JWTNotInIssuer`); Hasura's
+jose library lets it through.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import math
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 
+import httpx
+import jwt
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
 from svc.errors import SvcError
+from svc.plan.json_path import parse_json_path
 from svc.server.session import Session
+
+DEFAULT_CLAIMS_NAMESPACE = "https://svc.io/jwt/claims"
+ALLOWED_ROLES_CLAIM = "x-svc-allowed-roles"
+DEFAULT_ROLE_CLAIM = "x-svc-default-role"
+ROLE_HEADER = "x-svc-role"
+SESSION_PREFIX = "x-svc-"
+MISSING_HEADER = "Missing 'Authorization' or 'Cookie' header in JWT authentication mode"
+
+# Minimum HMAC secret length per algorithm (Hasura's `parseHmacKey`: size / 8 characters).
+_HMAC_MIN_LENGTH = {"HS256": 32, "HS384": 48, "HS512": 64}
+_RSA_ALGORITHMS = ("RS256", "RS384", "RS512")
+# Algorithm → the curve its keys must use.
+_EC_CURVES: dict[str, type[ec.EllipticCurve]] = {
+    "ES256": ec.SECP256R1,
+    "ES384": ec.SECP384R1,
+    "ES512": ec.SECP521R1,
+}
+_EC_BY_CRV = {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}
+_TYPE_NAMES = {"Ed25519": "EdDSA", "EdDSA": "EdDSA"}
+
+_JWKS_TIMEOUT_SECONDS = 10.0
+_JWKS_RETRY_SECONDS = 10.0  # after a failed fetch, keep the old set this long
+_JWKS_MIN_CACHE_SECONDS = 1.0  # `max-age=0` must not mean one fetch per request
+
+
+def _invalid_jwt(reason: str) -> SvcError:
+    return SvcError("invalid-jwt", f"Could not verify JWT: {reason}")
+
+
+def _invalid_claims(message: str) -> SvcError:
+    return SvcError("jwt-invalid-claims", message)
+
+
+def _invalid_headers(message: str) -> SvcError:
+    return SvcError("invalid-headers", message)
+
+
+@dataclass(frozen=True, slots=True)
+class _PathClaim:
+    """A `claims_map` entry read from the payload at `keys` (`text` is the path as given)."""
+
+    text: str
+    keys: tuple[str, ...]
+    has_default: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _LiteralClaim:
+    """A `claims_map` entry with a fixed value."""
+
+    value: Any
+
+
+_ClaimSource = _PathClaim | _LiteralClaim
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """One verification key and the algorithms a token may use with it."""
+
+    kid: str | None
+    key: Any
+    algorithms: tuple[str, ...]
+
+
+def _json_path(text: Any, what: str) -> tuple[str, ...]:
+    """The keys of a JSON path from the configuration; ValueError when it is not one."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be a JSON path string such as '$.a.b'")
+    try:
+        return parse_json_path(text)
+    except SvcError as exc:
+        raise ValueError(f"invalid JSON path in {what}: {text!r} ({exc.message})") from None
+
+
+def _lookup(value: Any, keys: tuple[str, ...]) -> tuple[bool, Any]:
+    """Follow `keys` into a JSON value: `(found, value)`; digits index into lists."""
+    for key in keys:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.lstrip("-").isdigit():
+            i = int(key)
+            if not -len(value) <= i < len(value):
+                return False, None
+            value = value[i]
+        else:
+            return False, None
+    return True, value
+
+
+def _array_element(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, list):
+        return pg_array_literal(value)
+    text = session_value(value)
+    special = any(c in '{}",\\' or c.isspace() for c in text)
+    if text and text.upper() != "NULL" and not special:
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def pg_array_literal(values: list[Any]) -> str:
+    """A Postgres array literal for a JSON list: `["a", "b c"]` → `{a,"b c"}`.
+
+    Elements are quoted only when Postgres needs it (empty, `NULL`, whitespace or any of
+    `{}",\\`); JSON null is `NULL`; nested lists nest (session.py's list form).
+    """
+    return "{" + ",".join(_array_element(v) for v in values) + "}"
+
+
+def session_value(value: Any) -> str:
+    """The text of one session variable from a JSON claim value.
+
+    Strings as they are, lists as Postgres array literals, numbers, booleans, null and
+    objects as their JSON text (Hasura passes claim values to Postgres as text).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return pg_array_literal(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def cache_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds a JWK set answer may be cached, from its HTTP `headers`.
+
+    `Cache-Control: max-age=N` or `s-maxage=N` first (`no-cache`/`no-store` → 0), else
+    `Expires` (an HTTP date; relative to `now`, wall-clock seconds); None when neither
+    gives a usable value (Hasura's `timeFromCacheControl <|> timeFromExpires`).
+    """
+    control = headers.get("cache-control")
+    if control:
+        directives = [d.strip().lower() for d in control.split(",")]
+        for d in directives:
+            name, _, arg = d.partition("=")
+            if name.strip() in ("max-age", "s-maxage"):
+                try:
+                    return max(0.0, float(int(arg.strip().strip('"'))))
+                except ValueError:
+                    continue
+        if "no-cache" in directives or "no-store" in directives:
+            return 0.0
+    expires = headers.get("expires")
+    if expires:
+        try:
+            when = parsedate_to_datetime(expires)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return None
+
+
+def parse_cookies(header: str) -> dict[str, str]:
+    """`name=value; other=…` → dict (the first of a repeated name wins; quotes removed)."""
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        name, sep, value = part.strip().partition("=")
+        if not sep or not name:
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        out.setdefault(name.strip(), value)
+    return out
+
+
+def _public_key(pem: str, algorithm: str) -> Any:
+    """The public key of a PEM public key or X.509 certificate, checked against `algorithm`.
+
+    Raises ValueError when the PEM cannot be read or holds a key of another type.
+    """
+    data = pem.encode()
+    key: Any
+    try:
+        if b"-----BEGIN CERTIFICATE-----" in data:
+            key = x509.load_pem_x509_certificate(data).public_key()
+        else:
+            key = load_pem_public_key(data)
+    except ValueError as exc:
+        raise ValueError(
+            f"Invalid JWK: key must be a PEM public key or X.509 certificate ({exc})"
+        ) from None
+    if algorithm in _RSA_ALGORITHMS:
+        ok = isinstance(key, rsa.RSAPublicKey)
+    elif algorithm in _EC_CURVES:
+        ok = isinstance(key, ec.EllipticCurvePublicKey) and isinstance(
+            key.curve, _EC_CURVES[algorithm]
+        )
+    else:
+        ok = isinstance(key, ed25519.Ed25519PublicKey)
+    if not ok:
+        raise ValueError(f"Invalid JWK: the key is not a {algorithm} public key")
+    return key
+
+
+def _jwk_key(data: Any) -> _Key | None:
+    """A verification key from one JWK of a set, or None when it cannot verify tokens.
+
+    `oct` (HMAC) keys, encryption keys (`use: enc`) and unsupported types are skipped.
+    """
+    if not isinstance(data, dict) or data.get("use", "sig") != "sig":
+        return None
+    kty, crv, alg = data.get("kty"), data.get("crv"), data.get("alg")
+    if kty == "RSA":
+        family: tuple[str, ...] = _RSA_ALGORITHMS
+    elif kty == "EC" and crv in _EC_BY_CRV:
+        family = (_EC_BY_CRV[crv],)
+    elif kty == "OKP" and crv == "Ed25519":
+        family = ("EdDSA",)
+    else:
+        return None
+    if alg is not None and alg not in family:
+        return None
+    algorithms = (alg,) if alg is not None else family
+    try:
+        key = jwt.PyJWK(data, algorithms[0]).key
+    except jwt.PyJWTError:
+        return None
+    kid = data.get("kid")
+    return _Key(kid if isinstance(kid, str) else None, key, algorithms)
+
+
+def parse_jwks(body: Any) -> list[_Key]:
+    """The usable keys of a JWK set document `{"keys": [...]}`; ValueError if not one."""
+    if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
+        raise ValueError('a JWK set must be a JSON object with a "keys" list')
+    return [k for k in (_jwk_key(d) for d in body["keys"]) if k is not None]
+
+
+def _error_for(exc: jwt.PyJWTError) -> SvcError:
+    """The `invalid-jwt` error for a pyjwt failure, named as Hasura's jose errors."""
+    if isinstance(exc, jwt.ExpiredSignatureError):
+        return _invalid_jwt("JWTExpired")
+    if isinstance(exc, jwt.ImmatureSignatureError):
+        return _invalid_jwt("JWTIssuedAtFuture" if "(iat)" in str(exc) else "JWTNotYetValid")
+    if isinstance(exc, jwt.InvalidAudienceError):
+        return _invalid_jwt("JWTNotInAudience")
+    if isinstance(exc, jwt.InvalidIssuerError):
+        return _invalid_jwt("JWTNotInIssuer")
+    if isinstance(exc, jwt.MissingRequiredClaimError):
+        return _invalid_jwt("JWTNotInAudience" if exc.claim == "aud" else "JWTNotInIssuer")
+    if isinstance(exc, jwt.InvalidSignatureError):
+        return _invalid_jwt("JWSError JWSInvalidSignature")
+    if isinstance(exc, jwt.InvalidAlgorithmError | jwt.InvalidKeyError):
+        return _invalid_jwt("JWSError AlgorithmNotImplemented")
+    if isinstance(exc, jwt.DecodeError):
+        return _invalid_jwt(f"JWSError (CompactDecodeError {exc})")
+    return _invalid_jwt(f"JWTClaimsSetDecodeError {exc}")
+
+
+def _claim_source(name: str, raw: Any) -> _ClaimSource:
+    """One `claims_map` value: `{"path": …, "default": …}`, a `$…` path string, or a literal."""
+    if isinstance(raw, dict):
+        if "path" not in raw:
+            raise ValueError(f'claims_map.{name}: an object needs a "path"')
+        keys = _json_path(raw["path"], f"claims_map.{name}.path")
+        return _PathClaim(raw["path"], keys, "default" in raw, raw.get("default"))
+    if isinstance(raw, str) and raw.startswith("$"):
+        return _PathClaim(raw, _json_path(raw, f"claims_map.{name}"))
+    return _LiteralClaim(raw)
 
 
 class JwtVerifier:
-    """Verifies tokens against `SVC_GRAPHQL_JWT_SECRET` (a JSON object)."""
+    """Verifies tokens against `SVC_GRAPHQL_JWT_SECRET` (a JSON object, see the module doc).
 
+    Build one with `from_config`; `session(headers)` answers the `Session` of a request.
+    `refetch_interval` (seconds) limits the JWK set refetches caused by unknown `kid`s;
+    `fetch_count` counts JWK set fetches (for monitoring and tests).
+    """
+
+    refetch_interval: float = 10.0
+
+    def __init__(
+        self,
+        *,
+        key: Any = None,
+        algorithm: str | None = None,
+        jwk_url: str | None = None,
+        claims_namespace: str = DEFAULT_CLAIMS_NAMESPACE,
+        claims_namespace_path: tuple[str, tuple[str, ...]] | None = None,
+        claims_format: str = "json",
+        claims_map: dict[str, _ClaimSource] | None = None,
+        audience: str | list[str] | None = None,
+        issuer: str | None = None,
+        leeway: float = 0.0,
+        cookie_name: str | None = None,
+    ) -> None:
+        """Use `from_config`; the arguments are its parsed form."""
+        self._static = (
+            _Key(None, key, (algorithm,)) if key is not None and algorithm is not None else None
+        )
+        self.jwk_url = jwk_url
+        self.claims_namespace = claims_namespace
+        self.claims_namespace_path = claims_namespace_path
+        self.claims_format = claims_format
+        self.claims_map = claims_map
+        self.audience = audience
+        self.issuer = issuer
+        self.leeway = leeway
+        self.cookie_name = cookie_name
+        self.fetch_count = 0
+        self._jwks: list[_Key] | None = None
+        self._jwks_expires: float | None = None  # monotonic deadline; None: no expiry
+        self._generation = 0
+        self._last_kid_refetch = -math.inf
+        self._lock = asyncio.Lock()
+
+    # -- configuration ------------------------------------------------------------------
     @classmethod
     def from_config(cls, raw: str) -> JwtVerifier:
-        """Parse the JSON configuration; raises ValueError when it is invalid."""
-        raise ValueError("JWT mode is not implemented yet")
+        """Parse the JSON configuration (Hasura's `JWTConfig` fields, see the module doc).
+
+        Raises ValueError with a message naming the offending field when it is invalid.
+        """
+        try:
+            conf = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"SVC_GRAPHQL_JWT_SECRET is not valid JSON: {exc}") from None
+        if not isinstance(conf, dict):
+            raise ValueError("SVC_GRAPHQL_JWT_SECRET must be a JSON object")
+        known = {
+            "type",
+            "key",
+            "jwk_url",
+            "claims_namespace",
+            "claims_namespace_path",
+            "claims_format",
+            "claims_map",
+            "audience",
+            "issuer",
+            "allowed_skew",
+            "header",
+        }
+        unknown = sorted(set(conf) - known)
+        if unknown:
+            raise ValueError(f"SVC_GRAPHQL_JWT_SECRET: unknown field(s) {', '.join(unknown)}")
+        kwargs: dict[str, Any] = {}
+        kwargs.update(cls._key_config(conf))
+        kwargs.update(cls._claims_config(conf))
+
+        audience = conf.get("audience")
+        if audience is not None and not (
+            isinstance(audience, str)
+            or (
+                isinstance(audience, list)
+                and audience
+                and all(isinstance(a, str) for a in audience)
+            )
+        ):
+            raise ValueError("audience must be a string or a non-empty list of strings")
+        issuer = conf.get("issuer")
+        if issuer is not None and not isinstance(issuer, str):
+            raise ValueError("issuer must be a string")
+        skew = conf.get("allowed_skew", 0)
+        if isinstance(skew, bool) or not isinstance(skew, int | float) or skew < 0:
+            raise ValueError("allowed_skew must be a number of seconds, at least 0")
+
+        header = conf.get("header", {"type": "Authorization"})
+        cookie_name: str | None = None
+        if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+            raise ValueError('header must be an object such as {"type": "Authorization"}')
+        kind = header["type"].lower()
+        if kind == "cookie":
+            cookie_name = header.get("name")
+            if not isinstance(cookie_name, str) or not cookie_name:
+                raise ValueError('header of type "Cookie" needs a "name"')
+        elif kind != "authorization":
+            raise ValueError("header: expected 'type' is 'Authorization' or 'Cookie'")
+        return cls(
+            audience=audience,
+            issuer=issuer,
+            leeway=float(skew),
+            cookie_name=cookie_name,
+            **kwargs,
+        )
+
+    @staticmethod
+    def _key_config(conf: dict[str, Any]) -> dict[str, Any]:
+        key, url = conf.get("key"), conf.get("jwk_url")
+        if key is None and url is None:
+            raise ValueError("key and jwk_url both cannot be empty")
+        if key is not None and url is not None:
+            raise ValueError("key, jwk_url both cannot be present")
+        if url is not None:
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ValueError("jwk_url must be an http(s) URL")
+            return {"jwk_url": url}
+        if not isinstance(key, str) or not key:
+            raise ValueError("key must be a non-empty string")
+        kind = conf.get("type")
+        if not isinstance(kind, str):
+            raise ValueError('"type" is required with "key" (e.g. "HS256", "RS256")')
+        algorithm = _TYPE_NAMES.get(kind, kind)
+        if algorithm in _HMAC_MIN_LENGTH:
+            need = _HMAC_MIN_LENGTH[algorithm]
+            if len(key) < need:
+                raise ValueError(
+                    f"Invalid JWK: Key size too small; should be atleast {need} characters"
+                )
+            if "-----BEGIN" in key:
+                raise ValueError(f"Invalid JWK: a {algorithm} secret cannot be a PEM key")
+            return {"key": key, "algorithm": algorithm}
+        if algorithm in _RSA_ALGORITHMS or algorithm in _EC_CURVES or algorithm == "EdDSA":
+            return {"key": _public_key(key, algorithm), "algorithm": algorithm}
+        raise ValueError(f"Invalid JWK: Key type: {kind} is not supported")
+
+    @staticmethod
+    def _claims_config(conf: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        ns, ns_path = conf.get("claims_namespace"), conf.get("claims_namespace_path")
+        if ns is not None and ns_path is not None:
+            raise ValueError("claims_namespace and claims_namespace_path both cannot be set")
+        if ns is not None:
+            if not isinstance(ns, str):
+                raise ValueError("claims_namespace must be a string")
+            out["claims_namespace"] = ns
+        if ns_path is not None:
+            out["claims_namespace_path"] = (ns_path, _json_path(ns_path, "claims_namespace_path"))
+        fmt = conf.get("claims_format", "json")
+        if fmt not in ("json", "stringified_json"):
+            raise ValueError("claims_format must be 'json' or 'stringified_json'")
+        out["claims_format"] = fmt
+        claims_map = conf.get("claims_map")
+        if claims_map is not None:
+            if not isinstance(claims_map, dict):
+                raise ValueError("claims_map must be a JSON object")
+            sources = {str(k).lower(): v for k, v in claims_map.items()}
+            for required in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+                if required not in sources:
+                    raise ValueError(f"claims_map: {required} is expected but not found")
+            for name in sources:
+                if not name.startswith(SESSION_PREFIX):
+                    raise ValueError(f"claims_map: {name} is not an x-svc-* session variable")
+            out["claims_map"] = {k: _claim_source(k, v) for k, v in sources.items()}
+        return out
 
     def config_record(self) -> dict[str, Any]:
-        """`{"claims_namespace": …, "claims_format": …}` for the Config API (spec 2.12)."""
-        raise NotImplementedError
+        """`{"claims_namespace": …, "claims_format": …}` for the Config API (spec 2.12).
 
+        Adds `claims_namespace_path` and `claims_map` when they are configured (as Hasura's
+        `JWTInfo`); never the key.
+        """
+        record: dict[str, Any] = {
+            "claims_namespace": self.claims_namespace,
+            "claims_format": self.claims_format,
+        }
+        if self.claims_namespace_path is not None:
+            record["claims_namespace_path"] = self.claims_namespace_path[0]
+        if self.claims_map is not None:
+            record["claims_map"] = {
+                name: (
+                    {"path": src.text, **({"default": src.default} if src.has_default else {})}
+                    if isinstance(src, _PathClaim)
+                    else src.value
+                )
+                for name, src in self.claims_map.items()
+            }
+        return record
+
+    # -- requests -----------------------------------------------------------------------
     def has_token(self, headers: dict[str, str]) -> bool:
-        """Whether the request carries the configured header or cookie at all."""
-        raise NotImplementedError
+        """Whether the request carries the configured header or cookie at all.
+
+        Authorization mode: an `Authorization` header (any value). Cookie mode: a cookie of
+        the configured name in the `Cookie` header.
+        """
+        if self.cookie_name is None:
+            return "authorization" in headers
+        return self.cookie_name in parse_cookies(headers.get("cookie", ""))
+
+    def _token(self, headers: dict[str, str]) -> str:
+        """The raw token from lower-cased `headers`; raises 400 `invalid-headers`."""
+        if self.cookie_name is None:
+            value = headers.get("authorization")
+            if value is None:
+                raise _invalid_headers(MISSING_HEADER)
+            parts = value.split()
+            if len(parts) != 2 or parts[0].lower() != "bearer":
+                raise _invalid_headers("Malformed Authorization header")
+            return parts[1]
+        cookie = headers.get("cookie")
+        if cookie is None:
+            raise _invalid_headers(MISSING_HEADER)
+        token = parse_cookies(cookie).get(self.cookie_name)
+        if not token:
+            raise _invalid_headers(f"Could not find {self.cookie_name} in Cookie header")
+        return token
 
     async def session(self, headers: dict[str, str]) -> Session:
-        """Verify the token in lower-cased `headers`; raises SvcError (`invalid-jwt`, …)."""
-        raise SvcError("invalid-jwt", "JWT mode is not implemented yet")
+        """Verify the token in lower-cased `headers`; raises SvcError (`invalid-jwt`, …).
+
+        Returns `Session(role, variables)`: the role is `X-Svc-Role` or the default role,
+        `variables` the token's `x-svc-*` claims (lower-case names) plus `x-svc-role`.
+        Raises 400 `invalid-headers` (no or malformed header), `invalid-jwt` (signature,
+        algorithm, expiry, `nbf`, `aud`, `iss`), `jwt-missing-role-claims`,
+        `jwt-invalid-claims`, `access-denied` (role not allowed): Hasura's `processJwt_`.
+        """
+        payload = await self.verify(self._token(headers))
+        claims = self.claims(payload)
+        allowed, default = _roles(claims)
+        role = headers.get(ROLE_HEADER) or default
+        if role not in allowed:
+            raise SvcError("access-denied", "Your requested role is not in allowed roles")
+        variables = {
+            name: session_value(value)
+            for name, value in claims.items()
+            if name not in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM)
+        }
+        variables[ROLE_HEADER] = role
+        return Session(role, variables)
+
+    async def verify(self, token: str) -> dict[str, Any]:
+        """The verified payload of `token`; raises 400 `invalid-jwt` (see module doc)."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise _error_for(exc) from None
+        alg = header.get("alg")
+        if self._static is not None:
+            candidates = [self._static]
+        else:
+            kid = header.get("kid")
+            if kid is not None and not isinstance(kid, str):
+                raise _invalid_jwt("JWSError (CompactDecodeError kid must be a string)")
+            candidates = await self._jwks_keys(kid)
+            if not candidates:
+                raise _invalid_jwt("JWSError NoUsableKeys")
+            candidates = [k for k in candidates if alg in k.algorithms]
+            if not candidates:
+                raise _invalid_jwt("JWSError AlgorithmNotImplemented")
+        failure: jwt.PyJWTError | None = None
+        for candidate in candidates:
+            try:
+                payload: dict[str, Any] = jwt.decode(
+                    token,
+                    key=candidate.key,
+                    algorithms=list(candidate.algorithms),
+                    audience=self.audience,
+                    issuer=self.issuer,
+                    leeway=self.leeway,
+                    options={"verify_aud": self.audience is not None},
+                )
+                return payload
+            except jwt.InvalidSignatureError as exc:  # another key of the set may match
+                failure = exc
+            except jwt.PyJWTError as exc:
+                raise _error_for(exc) from None
+        assert failure is not None
+        raise _error_for(failure) from None
+
+    def claims(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The `x-svc-*` claims of a verified payload, names lower-cased.
+
+        With `claims_map`: its entries (Hasura's `parseClaimsMap` `JCMap`). Otherwise the
+        object at the namespace (decoded first when `stringified_json`), filtered to
+        `x-svc-*` keys. Raises 400 `jwt-invalid-claims` / `jwt-missing-role-claims`.
+        """
+        if self.claims_map is not None:
+            return self._mapped_claims(payload)
+        if self.claims_namespace_path is not None:
+            text, keys = self.claims_namespace_path
+            found, value = _lookup(payload, keys)
+            where = f"claims_namespace_path {text}"
+            if not found:
+                raise _invalid_claims(f"claims not found at claims_namespace_path: '{text}'")
+        else:
+            where = f"claims_namespace {self.claims_namespace}"
+            if self.claims_namespace not in payload:
+                raise _invalid_claims(f"claims key: '{self.claims_namespace}' not found")
+            value = payload[self.claims_namespace]
+        if self.claims_format == "stringified_json":
+            if not isinstance(value, str):
+                raise _invalid_claims("expecting a string when claims_format is stringified_json")
+            try:
+                decoded = json.loads(value)
+            except json.JSONDecodeError:
+                decoded = None
+            if not isinstance(decoded, dict):
+                raise _invalid_claims(
+                    f"expecting stringified json at: '{where}', but found: {value}"
+                )
+            value = decoded
+        elif not isinstance(value, dict):
+            raise _invalid_claims("expecting a json object when claims_format is json")
+        return {
+            str(k).lower(): v for k, v in value.items() if str(k).lower().startswith(SESSION_PREFIX)
+        }
+
+    def _mapped_claims(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.claims_map is not None
+        out: dict[str, Any] = {}
+        for name, source in self.claims_map.items():
+            if isinstance(source, _LiteralClaim):
+                out[name] = source.value
+                continue
+            found, value = _lookup(payload, source.keys)
+            if found:
+                out[name] = value
+            elif source.has_default:
+                out[name] = source.default
+            elif name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+                raise SvcError("jwt-missing-role-claims", f"JWT claim does not contain {name}")
+            else:
+                raise _invalid_claims(f"JWT claim from claims_map, {name} not found")
+        return out
+
+    # -- JWK set --------------------------------------------------------------------------
+    async def _jwks_keys(self, kid: str | None) -> list[_Key]:
+        """Keys of the JWK set for `kid` (every key when the token names none)."""
+        now = time.monotonic()
+        before = self._generation
+        if self._jwks is None or (self._jwks_expires is not None and now >= self._jwks_expires):
+            await self._refresh(before)
+        found = self._match(kid)
+        fresh = self._generation != before  # this request already caused (or saw) a fetch
+        if (
+            not found
+            and kid is not None
+            and not fresh
+            and now - self._last_kid_refetch >= self.refetch_interval
+        ):
+            self._last_kid_refetch = now
+            await self._refresh(self._generation)
+            found = self._match(kid)
+        return found
+
+    def _match(self, kid: str | None) -> list[_Key]:
+        keys = self._jwks or []
+        return list(keys) if kid is None else [k for k in keys if k.kid == kid]
+
+    async def _refresh(self, seen: int) -> None:
+        """Fetch the JWK set unless another request did since generation `seen`."""
+        async with self._lock:
+            if self._generation != seen:
+                return
+            assert self.jwk_url is not None
+            self.fetch_count += 1
+            try:
+                async with httpx.AsyncClient(timeout=_JWKS_TIMEOUT_SECONDS) as client:
+                    response = await client.get(self.jwk_url)
+                if not 200 <= response.status_code < 300:
+                    raise ValueError(f"Non-2xx response ({response.status_code})")
+                keys = parse_jwks(response.json())
+            except (httpx.HTTPError, ValueError) as exc:
+                self._log(f"Error fetching JWK from {self.jwk_url}: {exc}")
+                if self._jwks is None:
+                    self._jwks = []
+                self._jwks_expires = time.monotonic() + _JWKS_RETRY_SECONDS
+            else:
+                self._jwks = keys
+                ttl = cache_seconds(response.headers)
+                self._jwks_expires = (
+                    None if ttl is None else time.monotonic() + max(ttl, _JWKS_MIN_CACHE_SECONDS)
+                )
+            self._generation += 1
+
+    @staticmethod
+    def _log(message: str) -> None:
+        """One JSON line on stderr (Hasura logs `jwk-refresh-log`)."""
+        line = {"type": "jwk-refresh-log", "level": "error", "message": message}
+        sys.stderr.write(json.dumps(line) + "\n")
 
     async def close(self) -> None:
-        """Release the JWKS HTTP client, if any."""
+        """Release the JWKS HTTP client, if any (each fetch uses its own; nothing to do)."""
+
+
+def _roles(claims: dict[str, Any]) -> tuple[list[str], str]:
+    """`(allowed roles, default role)` from lower-cased claims (Hasura `parseHasuraClaims`).
+
+    Raises 400 `jwt-missing-role-claims` when either is absent, `jwt-invalid-claims` when
+    the allowed roles are not a list of non-empty strings or the default role not a
+    non-empty string.
+    """
+    for name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+        if name not in claims:
+            raise SvcError("jwt-missing-role-claims", f"JWT claim does not contain {name}")
+    allowed = claims[ALLOWED_ROLES_CLAIM]
+    if not isinstance(allowed, list) or not all(isinstance(r, str) and r for r in allowed):
+        raise _invalid_claims(f"invalid {ALLOWED_ROLES_CLAIM}; should be a list of roles")
+    default = claims[DEFAULT_ROLE_CLAIM]
+    if not isinstance(default, str) or not default:
+        raise _invalid_claims(f"invalid {DEFAULT_ROLE_CLAIM}; should be a single role name")
+    return allowed, default

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 class Session:
     """The acting role and the session variables (lower-case `x-svc-*` names, string values).
 
-    List values (JWT `x-svc-allowed-roles`, array claims) are Postgres array literals such as
-    `{a,b}`, the form the reference's permission rules read them in.
+    List values (array claims of a JWT, lists from an auth webhook) are Postgres array
+    literals such as `{a,b}`, the form the reference's permission rules read them in.
     """
 
     role: str

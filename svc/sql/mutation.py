@@ -17,7 +17,7 @@ from svc.plan.mutation import (
     OnConflict,
     Update,
 )
-from svc.plan.nodes import Field, Param, Typename
+from svc.plan.nodes import TRUE, BoolExp, Field, Param, Typename
 from svc.sql.render import Renderer, Statement, ident, literal, qualified
 
 UPDATE_EXPRESSIONS = {
@@ -30,6 +30,14 @@ UPDATE_EXPRESSIONS = {
     "_delete_at_path": "{c} #- {v}",
 }
 WRITE_ALIAS = "_w"
+CHECK = ident("_check")
+
+
+def _check_column(r: Renderer, check: BoolExp) -> str:
+    """`, (<check>) AS "_check"` for a permission check on the written row, else ""."""
+    if check == TRUE:
+        return ""
+    return f", ({r.bool_exp(check, WRITE_ALIAS)}) AS {CHECK}"
 
 
 def _columns(rows: tuple[InsertRow, ...]) -> list[str]:
@@ -63,7 +71,7 @@ def insert_sql(r: Renderer, ins: Insert, returning: str = "*") -> str:
         sql = f"INSERT INTO {target} ({cols}) VALUES {', '.join(values)}"
     if ins.on_conflict is not None:
         sql += _on_conflict(r, ins.on_conflict)
-    return f"{sql} RETURNING {returning}"
+    return f"{sql} RETURNING {returning}{_check_column(r, ins.check)}"
 
 
 def _on_conflict(r: Renderer, oc: OnConflict) -> str:
@@ -87,7 +95,7 @@ def update_sql(r: Renderer, upd: Update) -> str:
     where = r.bool_exp(upd.where, WRITE_ALIAS)
     return (
         f"UPDATE {qualified(upd.table)} AS {WRITE_ALIAS} SET {', '.join(sets)} "
-        f"WHERE {where} RETURNING {WRITE_ALIAS}.*"
+        f"WHERE {where} RETURNING {WRITE_ALIAS}.*{_check_column(r, upd.check)}"
     )
 
 
@@ -136,20 +144,34 @@ def _rows_json(
     return f"(SELECT {agg} FROM {numbered} AS {b}{''.join(' ' + j for j in joins)})"
 
 
+def _check_of(write: Insert | Update | Delete) -> str:
+    if isinstance(write, Delete) or write.check == TRUE:
+        return ""
+    return "insert" if isinstance(write, Insert) else "update"
+
+
 def render_write(write: Insert | Update | Delete, root: MutationRoot) -> Statement:
-    """One statement: the write as a CTE and the root's answer built from its rows."""
+    """One statement: the write as a CTE and the root's answer built from its rows; with a
+    permission check, a second column tells whether every written row passed it."""
     r = Renderer()
     cte = write_sql(r, write)
     answer = answer_sql(r, root, "_m")
-    return Statement(f"WITH {ident('_m')} AS ({cte}) SELECT {answer}", tuple(r.params))
+    check = _check_of(write)
+    passed = (
+        f", (SELECT coalesce(bool_and(coalesce({CHECK}, false)), true) FROM {ident('_m')})"
+        if check
+        else ""
+    )
+    sql = f"WITH {ident('_m')} AS ({cte}) SELECT {answer}{passed}"
+    return Statement(sql, tuple(r.params), check)
 
 
 def render_insert_returning_row(ins: Insert) -> Statement:
     """A single-table insert answering each inserted row as JSON (for nested inserts, which
-    need the keys of the rows they insert first)."""
+    need the keys of the rows they insert first), and its check result when it has one."""
     r = Renderer()
     sql = insert_sql(r, ins, f"row_to_json({WRITE_ALIAS}.*)")
-    return Statement(sql, tuple(r.params))
+    return Statement(sql, tuple(r.params), _check_of(ins))
 
 
 def render_answer_from_rows(root: MutationRoot, rows_json: Param, affected: int) -> Statement:

@@ -107,10 +107,14 @@ def literal(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """SQL text and the parameters `$1…$n` in order."""
+    """SQL text and the parameters `$1…$n` in order.
+
+    `check` names the permission (`insert`/`update`) whose check the statement's second
+    column reports (true: every written row passed); "" when there is none."""
 
     sql: str
     params: tuple[Param, ...]
+    check: str = ""
 
 
 @dataclass
