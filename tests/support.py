@@ -81,6 +81,10 @@ class ServerProcess:
             cmd, cwd=ROOT, env=full_env, stdout=self._log, stderr=subprocess.STDOUT
         )
         self.client = httpx.Client(base_url=self.url, timeout=60)
+        # The readiness probe is an admin request: it carries the admin secret, if any.
+        secret = args[args.index("--admin-secret") + 1] if "--admin-secret" in args else None
+        secret = secret or full_env.get("SVC_GRAPHQL_ADMIN_SECRET")
+        self._probe_headers = {"x-svc-admin-secret": secret} if secret else {}
         self._wait()
 
     def _wait(self, timeout: float = 60) -> None:
@@ -97,8 +101,9 @@ class ServerProcess:
         raise RuntimeError(f"svc did not start:\n{self.log_path.read_text()[-3000:]}")
 
     def _ready(self) -> bool:
-        r = self.client.post("/v1/query", json={"type": "export_metadata", "args": {}})
-        return r.status_code == 200
+        body = {"type": "export_metadata", "args": {}}
+        r = self.client.post("/v1/query", json=body, headers=self._probe_headers)
+        return r.status_code != 503  # 503: the engine is still starting
 
     def query(self, body: Any, **kw: Any) -> httpx.Response:
         """POST a `/v1/query` body."""

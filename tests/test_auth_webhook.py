@@ -421,20 +421,11 @@ insert into note (owner_id, body) values (1, 'a'), (2, 'b'), (1, 'c'), (3, 'd');
 NOTES = "{ note(order_by: {id: asc}) { id body } }"
 
 
-class HookedServer(ServerProcess):
-    """A server with an admin secret: its readiness probe must carry the secret."""
-
-    def _ready(self) -> bool:
-        body = {"type": "export_metadata", "args": {}}
-        r = self.client.post("/v1/query", json=body, headers={"x-svc-admin-secret": SECRET})
-        return r.status_code == 200
-
-
 @pytest.fixture(scope="module")
 def servers(pg_url: str, hook_server: Hook) -> Iterator[dict[str, ServerProcess]]:
     """A GET-mode and a POST-mode server on one database with `note` readable by `user`."""
     db = create_database(pg_url)
-    get = HookedServer(db, "--admin-secret", SECRET, "--auth-hook", hook_server.url)
+    get = ServerProcess(db, "--admin-secret", SECRET, "--auth-hook", hook_server.url)
     started = [get]
     try:
         admin = {"x-svc-admin-secret": SECRET}
@@ -455,7 +446,7 @@ def servers(pg_url: str, hook_server: Hook) -> Iterator[dict[str, ServerProcess]
         ]
         r = get.query({"type": "bulk", "args": steps}, headers=admin)
         assert r.status_code == 200, r.text
-        post = HookedServer(
+        post = ServerProcess(
             db,
             "--admin-secret",
             SECRET,

@@ -701,20 +701,10 @@ insert into item values (1, 1, 'one'), (2, 2, 'two'), (3, 1, 'three');
 QUERY = "{ item(order_by: {id: asc}) { id name } }"
 
 
-class JwtServer(ServerProcess):
-    """A svc server with `--admin-secret`: its readiness probe must send the secret."""
-
-    def _ready(self) -> bool:
-        r = self.client.post(
-            "/v1/query", json={"type": "export_metadata", "args": {}}, headers=ADMIN
-        )
-        return r.status_code == 200
-
-
-def start(pg_url: str, conf: dict[str, Any], *args: str) -> JwtServer:
+def start(pg_url: str, conf: dict[str, Any], *args: str) -> ServerProcess:
     """A server in JWT mode over a new database with `item` tracked; role `user` sees its
     own rows (`X-Svc-User-Id`), role `anonymous` sees row 2."""
-    srv = JwtServer(
+    srv = ServerProcess(
         create_database(pg_url),
         "--admin-secret",
         ADMIN_SECRET,
@@ -756,12 +746,12 @@ def e2e_jwks() -> Iterator[JwksServer]:
 
 
 @pytest.fixture(scope="module")
-def servers(pg_url: str, e2e_jwks: JwksServer) -> Iterator[dict[str, JwtServer]]:
+def servers(pg_url: str, e2e_jwks: JwksServer) -> Iterator[dict[str, ServerProcess]]:
     """Three servers: a static HS256 secret; a static Ed25519 key with the token in a
     cookie, a `claims_map` and an unauthorized role; a JWK set with RSA, EC and Ed25519 keys.
     (RS256 certificates, ES256, `claims_namespace_path` and `stringified_json` are covered
     against `JwtVerifier` above: each server costs seconds of start-up.)"""
-    started: dict[str, JwtServer] = {}
+    started: dict[str, ServerProcess] = {}
     configs: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
         "HS256": ({"type": "HS256", "key": HS_SECRET, "allowed_skew": 5}, ()),
         "Ed25519": (
@@ -817,7 +807,7 @@ FAMILIES = ["HS256", "Ed25519", "jwks"]  # jwks: RS256 (and ES256, EdDSA below)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_tokens_reach_the_permission_filter(servers: dict[str, JwtServer], family: str) -> None:
+def test_tokens_reach_the_permission_filter(servers: dict[str, ServerProcess], family: str) -> None:
     srv = servers[family]
     assert srv.graphql(QUERY, headers=token_headers(family, "1")) == {
         "data": {"item": [{"id": 1, "name": "one"}, {"id": 3, "name": "three"}]}
@@ -836,21 +826,23 @@ def test_tokens_reach_the_permission_filter(servers: dict[str, JwtServer], famil
 
 
 @pytest.mark.parametrize("kid", sorted(JWKS_KEYS))
-def test_jwks_server_takes_every_key_of_its_set(servers: dict[str, JwtServer], kid: str) -> None:
+def test_jwks_server_takes_every_key_of_its_set(
+    servers: dict[str, ServerProcess], kid: str
+) -> None:
     srv = servers["jwks"]
     assert srv.graphql(QUERY, headers=token_headers("jwks", "2", kid=kid)) == {
         "data": {"item": [{"id": 2, "name": "two"}]}
     }
 
 
-def test_token_with_admin_role_is_admin(servers: dict[str, JwtServer]) -> None:
+def test_token_with_admin_role_is_admin(servers: dict[str, ServerProcess]) -> None:
     srv = servers["HS256"]
     headers = {**token_headers("HS256", "1", ["user", "admin"]), "X-Svc-Role": "admin"}
     assert srv.query({"type": "export_metadata", "args": {}}, headers=headers).status_code == 200
     assert len(srv.graphql(QUERY, headers=headers)["data"]["item"]) == 3
 
 
-def test_bad_tokens_end_to_end(servers: dict[str, JwtServer]) -> None:
+def test_bad_tokens_end_to_end(servers: dict[str, ServerProcess]) -> None:
     """GraphQL answers errors with HTTP 200 and `extensions.code`; `/v1/query` with 400."""
     srv = servers["HS256"]
     expired = payload(exp=now() - 60)
@@ -898,7 +890,7 @@ def test_bad_tokens_end_to_end(servers: dict[str, JwtServer]) -> None:
         assert (r.status_code, r.json()["code"], r.json()["error"]) == (400, code, message)
 
 
-def test_unauthorized_role_without_token(servers: dict[str, JwtServer]) -> None:
+def test_unauthorized_role_without_token(servers: dict[str, ServerProcess]) -> None:
     """With `--unauthorized-role`, a request without the cookie is that role; a request with
     a bad cookie is still rejected."""
     srv = servers["Ed25519"]
@@ -909,7 +901,7 @@ def test_unauthorized_role_without_token(servers: dict[str, JwtServer]) -> None:
     assert bad["errors"][0]["extensions"]["code"] == "invalid-jwt"
 
 
-def test_config_api_reports_jwt(servers: dict[str, JwtServer]) -> None:
+def test_config_api_reports_jwt(servers: dict[str, ServerProcess]) -> None:
     r = servers["Ed25519"].client.get("/v1alpha1/config", headers=ADMIN)
     assert r.status_code == 200
     assert (r.json()["is_jwt_set"], r.json()["jwt"]) == (

@@ -2,7 +2,7 @@
 
 Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
 `POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
-`GET /v1/version`, `GET /v1alpha1/config`.
+`GET /v1/version`, `GET /v1alpha1/config`, `POST /v1alpha1/pg_dump`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import msgspec
 from svc.api.engine import Engine
 from svc.config import Config
 from svc.errors import SvcError
+from svc.execute.pg_dump import pg_dump
 from svc.server.auth import Authenticator, Session
 from svc.version import VERSION
 
@@ -121,6 +122,11 @@ class App:
                 raw = await self._json(receive)
                 self._require_admin(session)
                 return 200, _encode(await engine.explain(raw)), JSON_HEADERS
+            if path == "/v1alpha1/pg_dump" and method == "POST":
+                self._require_api("pgdump")
+                raw = await self._json(receive)
+                self._require_admin(session)
+                return 200, await self._pg_dump(raw), [(b"content-type", b"application/sql")]
             if path == "/v1alpha1/config" and method == "GET":
                 self._require_api("config")
                 self._require_admin(session)
@@ -153,6 +159,15 @@ class App:
             return _decode(b"".join(chunks))
         except msgspec.DecodeError:
             raise SvcError("invalid-json", "invalid json", path="$") from None
+
+    async def _pg_dump(self, raw: Any) -> bytes:
+        """Hasura's `{opts, clean_output, source}` body; 400 `invalid-params` otherwise."""
+        if not isinstance(raw, dict):
+            raise SvcError("invalid-params", "expected an object", path="$")
+        opts = raw.get("opts", [])
+        if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
+            raise SvcError("invalid-params", "opts must be a list of strings", path="$.opts")
+        return await pg_dump(self.config.database_url, opts, bool(raw.get("clean_output")))
 
     def _config_record(self) -> dict[str, Any]:
         return {
