@@ -18,6 +18,7 @@ from svc.ir.model import Ir, Table
 from svc.metadata.args import parse_args
 from svc.metadata.model import qualify
 from svc.plan.nodes import TRUE, ColumnField, Field, RelField, Rows, Select
+from svc.plan.permissions import filter_exp
 from svc.sql.dml import render_insert
 from svc.sql.render import render_root
 
@@ -71,32 +72,84 @@ async def insert(conn: Connection, ir: Ir, args: Any) -> dict[str, Any]:
     return {"affected_rows": int(status.rsplit(" ", 1)[-1])}
 
 
-def _fields(ir: Ir, table: Table, columns: list[Any]) -> tuple[tuple[str, Field], ...]:
-    out: list[tuple[str, Field]] = []
-    for col in columns:
-        if col == "*":
-            out.extend((c.name, ColumnField(c.name)) for c in table.columns)
-        elif isinstance(col, str):
-            if table.column(col) is None:
-                raise SvcError(
-                    "not-exists", f'no such column exists : "{col}"', path="$.args.columns"
+class _Reader:
+    """Builds a legacy selection as `role` would see it (its select permissions)."""
+
+    def __init__(self, ir: Ir, role: str) -> None:
+        self.ir = ir
+        self.role = role
+
+    def rows(self, table: Table) -> Rows:
+        """All rows of `table`, or those the role's filter lets through (with its limit)."""
+        if self.role == "admin":
+            return Rows(table.name, TRUE)
+        perm = table.select_permissions.get(self.role)
+        if perm is None:
+            raise SvcError(
+                "permission-denied",
+                f'select on "{table.name}" for role "{self.role}" is not allowed. ',
+                path="$.args",
+            )
+        where = filter_exp(self.ir.tables, table, perm.filter)
+        return Rows(table.name, where, limit_cap=perm.limit)
+
+    def allowed(self, table: Table, column: str) -> bool:
+        """Whether the role may read `column` of `table`."""
+        if self.role == "admin":
+            return True
+        perm = table.select_permissions.get(self.role)
+        return perm is not None and column in perm.columns
+
+    def fields(self, table: Table, columns: list[Any]) -> tuple[tuple[str, Field], ...]:
+        """The selected columns and relationships; 400 `not-exists` / `permission-denied`."""
+        out: list[tuple[str, Field]] = []
+        for col in columns:
+            if col == "*":
+                out.extend(
+                    (c.name, ColumnField(c.name))
+                    for c in table.columns
+                    if self.allowed(table, c.name)
                 )
-            out.append((col, ColumnField(col)))
-        elif isinstance(col, dict) and col.get("name") in table.relationship_map:
-            rel = table.relationship_map[col["name"]]
-            target = ir.tables[rel.target]
-            sub = _fields(ir, target, col.get("columns", ["*"]))
-            sel = Select(Rows(target.name, TRUE), sub, single=rel.kind == "object")
-            out.append((rel.name, RelField(rel.mapping, sel)))
-        else:
-            raise SvcError("not-exists", f"no such column exists : {col!r}", path="$.args.columns")
-    return tuple(out)
+            elif isinstance(col, str):
+                if table.column(col) is None:
+                    raise SvcError(
+                        "not-exists", f'no such column exists : "{col}"', path="$.args.columns"
+                    )
+                if not self.allowed(table, col):
+                    raise SvcError(
+                        "permission-denied",
+                        f'role "{self.role}" does not have permission to select column "{col}"',
+                        path="$.args.columns",
+                    )
+                out.append((col, ColumnField(col)))
+            elif isinstance(col, dict) and col.get("name") in table.relationship_map:
+                rel = table.relationship_map[col["name"]]
+                target = self.ir.tables[rel.target]
+                sub = self.fields(target, col.get("columns", ["*"]))
+                sel = Select(self.rows(target), sub, single=rel.kind == "object")
+                out.append((rel.name, RelField(rel.mapping, sel)))
+            else:
+                raise SvcError(
+                    "not-exists", f"no such column exists : {col!r}", path="$.args.columns"
+                )
+        return tuple(out)
 
 
-async def select(conn: Connection, ir: Ir, args: Any) -> Any:
-    """Rows of a tracked table as a JSON array."""
+async def select(
+    conn: Connection,
+    ir: Ir,
+    args: Any,
+    role: str = "admin",
+    session: dict[str, str] | None = None,
+) -> Any:
+    """Rows of a tracked table as a JSON array, as `role` may see them (Hasura's v1
+    `select`: the role's filter, columns and limit apply)."""
     a = parse_args(SelectArgs, args)
     table = tracked(ir, a.table)
-    stmt = render_root(Select(Rows(table.name, TRUE), _fields(ir, table, a.columns)))
-    text = await conn.fetchval(stmt.sql, *resolve(stmt.params, {}, {}))
+    reader = _Reader(ir, role)
+    stmt = render_root(Select(reader.rows(table), reader.fields(table, a.columns)))
+    try:
+        text = await conn.fetchval(stmt.sql, *resolve(stmt.params, {}, session or {}))
+    except PostgresError as exc:
+        raise map_query_error(exc).at("$.args") from exc
     return _decode(text)

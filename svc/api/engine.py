@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 
 from svc.api.graphql import GraphQLService, decode_request
-from svc.api.metadata import READ_ONLY, Context, decode_body, run_operation
+from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
+from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.state import State
 from svc.config import Config
 from svc.errors import SvcError
@@ -34,7 +35,9 @@ class Engine:
         self.config = config
         self.db = db
         self.state = state
-        self.graphql_service = GraphQLService(db, stringify=config.stringify_numeric_types)
+        self.graphql_service = GraphQLService(
+            db, stringify=config.stringify_numeric_types, allowlist=config.enable_allowlist
+        )
         self._write_lock = asyncio.Lock()
         self._reload_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[Any]] = []
@@ -87,12 +90,20 @@ class Engine:
                 await self.on_version(await self.db.read_version())
 
     # -- metadata API -------------------------------------------------------------------
-    async def metadata(self, raw: Any) -> Any:
-        """Run a `/v1/query` body as admin; returns the JSON answer or raises `SvcError`."""
+    async def metadata(
+        self, raw: Any, role: str = "admin", session: dict[str, str] | None = None
+    ) -> Any:
+        """Run a `/v1/query` body; returns the JSON answer or raises `SvcError`. Only the
+        legacy `select` runs as another role (its select permission applies); everything
+        else is admin only: 400 `access-denied`."""
         body = decode_body(raw)
+        if role != "admin" and body.type not in ROLE_OPERATIONS:
+            raise SvcError("access-denied", "restricted access : admin only", path="$.args")
         if body.type in READ_ONLY:
             async with self.db.transaction() as conn:
-                ctx = Context(self.db, conn, self.state.metadata, self.state.catalog, self.state.ir)
+                state = self.state
+                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
+                ctx.role, ctx.session = role, session
                 return await run_operation(ctx, body)
         async with self._write_lock:
             async with self.db.transaction() as conn:
@@ -122,6 +133,10 @@ class Engine:
             parts = [await self.graphql_service.execute(state, role, session, r) for r in raw]
             return b"[" + b",".join(parts) + b"]"
         return await self.graphql_service.execute(state, role, session, raw)
+
+    async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
+        """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""
+        return await run_rest(self.graphql_service, self.state, request, role, session)
 
     async def explain(self, raw: Any) -> Any:
         """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query, `{sql, plan}` for a

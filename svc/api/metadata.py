@@ -16,12 +16,15 @@ from typing import Any, TypeVar
 import msgspec
 
 from svc.api import dml
+from svc.api.collections import with_collection_operations
+from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
 from svc.errors import SvcError
 from svc.execute.db import Connection, Database, PostgresError
 from svc.execute.errors import map_run_sql_error
 from svc.execute.run_sql import run_script
 from svc.ir import Inconsistency, Ir, build_ir
+from svc.ir.rename import rename_columns, rename_table, type_dependents
 from svc.metadata import apply
 from svc.metadata.args import (
     AddComputedField,
@@ -70,6 +73,8 @@ class Context:
     ir: Ir
     metadata_changed: bool = False
     schema_changed: bool = False
+    role: str = "admin"  # the legacy `select` may run as another role
+    session: dict[str, str] | None = None
 
     def commit(self, md: Metadata, *, on_new: str = "error") -> None:
         """Adopt `md` if it adds no inconsistency.
@@ -182,6 +187,29 @@ async def create_array_relationship(ctx: Context, body: QueryBody) -> Any:
     return SUCCESS
 
 
+def follow_catalog(ctx: Context, catalog: DbCatalog, *, check: bool) -> Metadata:
+    """Metadata following renamed tables and columns of the new `catalog`; with `check`,
+    refuses (400 `dependency-error`) a type change under a permission's static value."""
+    changes = catalog_changes(ctx.catalog, catalog)
+    if check:
+        for table, column in changes.type_changes:
+            dependents = type_dependents(ctx.metadata, ctx.ir, table, column)
+            if dependents:
+                raise SvcError(
+                    "dependency-error",
+                    f'cannot change type of column "{column}" in table {table.quoted()} '
+                    "because of the following dependencies : "
+                    + ", ".join(f'{d} in source "default"' for d in dependents),
+                    path="$.args",
+                )
+    md = ctx.metadata
+    for table, names in changes.column_renames.items():
+        md = rename_columns(md, ctx.ir, table, names)
+    for old, new in changes.table_renames.items():
+        md = rename_table(md, old, new)
+    return md if md is not ctx.metadata else apply.clone(md)
+
+
 async def run_sql(ctx: Context, body: QueryBody) -> Any:
     """Run SQL, then follow the database: dropped tables leave metadata; other new
     inconsistencies are a `dependency-error` unless `cascade` (spec 4.2)."""
@@ -201,9 +229,9 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     ctx.schema_changed = True
     if catalog == ctx.catalog:
         return result
+    md = follow_catalog(ctx, catalog, check=args.check_metadata_consistency is not False)
     ctx.catalog = catalog
     index = catalog.table_index()
-    md = apply.clone(ctx.metadata)
     md.tables = [t for t in md.tables if (t.table.schema, t.table.name) in index]
     md.functions = [f for f in md.functions if _function_exists(catalog, _function_name(f))]
     if args.check_metadata_consistency is False:
@@ -310,7 +338,7 @@ async def legacy_insert(ctx: Context, body: QueryBody) -> Any:
 
 
 async def legacy_select(ctx: Context, body: QueryBody) -> Any:
-    return await dml.select(ctx.conn, ctx.ir, body.args)
+    return await dml.select(ctx.conn, ctx.ir, body.args, ctx.role, ctx.session)
 
 
 OPERATIONS: dict[str, Handler] = {
@@ -338,8 +366,11 @@ OPERATIONS: dict[str, Handler] = {
     "insert": legacy_insert,
     "select": legacy_select,
 }
+OPERATIONS.update(with_collection_operations(OPERATIONS))  # issue 5; checks stored queries
 # Operations that never write: they run without taking the metadata row lock.
 READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})
+# Operations a role other than admin may run on `/v1/query` (the legacy data API).
+ROLE_OPERATIONS = frozenset({"select"})
 
 
 def decode_body(raw: Any, path: str = "$") -> QueryBody:

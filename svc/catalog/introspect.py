@@ -13,12 +13,12 @@ INTROSPECTION_SQL = r"""
 SELECT json_build_object(
   'tables', coalesce((
     SELECT json_agg(json_build_object(
-      'schema', n.nspname, 'name', c.relname, 'kind', c.relkind,
+      'oid', c.oid::int8, 'schema', n.nspname, 'name', c.relname, 'kind', c.relkind,
       'comment', obj_description(c.oid, 'pg_class'),
       'updatable', pg_relation_is_updatable(c.oid, true),
       'columns', coalesce((
         SELECT json_agg(json_build_object(
-          'name', a.attname,
+          'name', a.attname, 'attnum', a.attnum,
           'type', format_type(a.atttypid, NULL),
           'type_name', ty.typname,
           'type_schema', tn.nspname,
@@ -109,9 +109,11 @@ SELECT json_build_object(
 
 
 class DbColumn(msgspec.Struct, frozen=True):
-    """A column: `type` is Postgres's own spelling (`format_type`), usable in a cast."""
+    """A column: `type` is Postgres's own spelling (`format_type`), usable in a cast;
+    `attnum` identifies it across renames."""
 
     name: str
+    attnum: int
     type: str
     type_name: str
     type_schema: str
@@ -150,8 +152,10 @@ class DbForeignKey(msgspec.Struct, frozen=True):
 
 
 class DbTable(msgspec.Struct, frozen=True):
-    """A table (`kind` `r`/`p`), view (`v`), materialized view (`m`) or foreign table."""
+    """A table (`kind` `r`/`p`), view (`v`), materialized view (`m`) or foreign table;
+    `oid` identifies it across renames."""
 
+    oid: int
     schema: str
     name: str
     kind: str

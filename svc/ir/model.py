@@ -226,9 +226,13 @@ class Inconsistency:
 
     def describe(self) -> str:
         """How a dependency error names it: `relationship article.author in source …`."""
+        if self.type == "computed_field" and self.table is not None:
+            return f'computed field {self.table}.{self.relationship} in source "default"'
         if self.relationship is not None and self.table is not None:
             kind = "relationship" if self.type.endswith("_relation") else "permission"
             return f'{kind} {self.table}.{self.relationship} in source "default"'
+        if self.type == "function":
+            return self.name.replace(" in source default", ' in source "default"')
         return f'table {self.table or self.name} in source "default"'
 
     def to_json(self) -> dict[str, Any]:

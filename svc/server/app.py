@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from svc.api.engine import Engine
+from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.pg_dump import pg_dump
@@ -104,6 +105,24 @@ class App:
             if engine is None:
                 raise SvcError("unexpected", "server is starting", status=503)
             session = await self.auth.session(headers)
+            if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
+                self._require_api("graphql")
+                body, more = b"", True
+                while more:
+                    message = await receive()
+                    body, more = body + message.get("body", b""), message.get("more_body", False)
+                raw_path = scope.get("raw_path")  # still percent-encoded: `%2F` stays in a segment
+                full = raw_path.decode("latin-1") if raw_path else scope["path"]
+                rest = RestRequest(
+                    method,
+                    full.split("?")[0][len("/api/rest/") :],
+                    scope.get("query_string", b""),
+                    body,
+                    headers.get("content-type", ""),
+                    path_is_raw=bool(raw_path),
+                )
+                answer = await engine.rest(rest, session.role, session.variables)
+                return answer.status, answer.body, JSON_HEADERS + answer.headers
             if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
                 self._require_api("graphql")
                 raw = await self._json(receive)
@@ -115,8 +134,8 @@ class App:
             if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
                 self._require_api("metadata")
                 raw = await self._json(receive)
-                self._require_admin(session)
-                return 200, _encode(await engine.metadata(raw)), JSON_HEADERS
+                answer = await engine.metadata(raw, session.role, session.variables)
+                return 200, _encode(answer), JSON_HEADERS
             if path == "/v1/graphql/explain" and method == "POST":
                 self._require_api("metadata")
                 raw = await self._json(receive)
