@@ -104,6 +104,7 @@ class Engine:
                 state = self.state
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
                 ctx.role, ctx.session = role, session
+                ctx.resource_version = state.version
                 return await run_operation(ctx, body)
         async with self._write_lock:
             async with self.db.transaction() as conn:
@@ -113,7 +114,16 @@ class Engine:
                     state = State.build(
                         version, decode_metadata(text), await self.db.introspect(conn), self._infer
                     )
+                if body.resource_version is not None and body.resource_version != version:
+                    raise SvcError(
+                        "conflict",
+                        f"metadata resource version referenced ({body.resource_version}) did "
+                        f"not match current version ({version})",
+                        status=409,
+                        path="$",
+                    )
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
+                ctx.resource_version = version
                 result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
                     version = await self.db.write_metadata(

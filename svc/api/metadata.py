@@ -33,9 +33,12 @@ from svc.metadata.args import (
     DropComputedField,
     DropPermission,
     DropRelationship,
+    FunctionPermission,
     RenameRelationship,
     RunSql,
     SetPermissionComment,
+    SetRelationshipComment,
+    SetTableCustomFields,
     SetTableCustomization,
     TrackTableV1,
     TrackTableV2,
@@ -60,6 +63,7 @@ class QueryBody(msgspec.Struct):
     args: Any = msgspec.field(default_factory=dict)
     version: int = 1
     source: str | None = None
+    resource_version: int | None = None  # optimistic concurrency (Hasura's metadata API)
 
 
 @dataclass
@@ -73,6 +77,7 @@ class Context:
     ir: Ir
     metadata_changed: bool = False
     schema_changed: bool = False
+    resource_version: int = 0  # the stored document's version (Hasura's resource_version)
     role: str = "admin"  # the legacy `select` may run as another role
     session: dict[str, str] | None = None
 
@@ -80,7 +85,8 @@ class Context:
         """Adopt `md` if it adds no inconsistency.
 
         `on_new`: `error` raises the first new inconsistency's own error; `dependency` raises
-        400 `dependency-error` listing them; `cascade` drops them from the document.
+        400 `dependency-error` listing them; `cascade` drops them from the document; `keep`
+        adopts them (they are served as inconsistent).
         """
         old = {i.key for i in self.ir.inconsistencies}
         ir = build_ir(md, self.catalog)
@@ -97,6 +103,8 @@ class Context:
                 f"cannot drop due to the following dependent objects : {names}",
                 path="$.args",
             )
+        elif new and on_new == "keep":
+            pass
         elif new:
             first = new[0]
             internal = [{**first.to_json(), "name": first.name}]
@@ -106,7 +114,18 @@ class Context:
 
 def drop_object(md: Metadata, issue: Inconsistency) -> None:
     """Remove the metadata object an inconsistency is about (in place, on a clone)."""
+    if issue.type == "function":
+        name = qualify(issue.definition.get("function"))
+        md.functions = [f for f in md.functions if _function_name(f) != name]
+        return
     if issue.table is None:
+        return
+    if issue.type == "computed_field":
+        entry = md.table(issue.table)
+        if entry is not None:
+            entry.computed_fields = [
+                c for c in entry.computed_fields if c.get("name") != issue.relationship
+            ]
         return
     if issue.relationship is not None:
         entry = md.table(issue.table)
@@ -305,14 +324,39 @@ async def untrack_function(ctx: Context, body: QueryBody) -> Any:
 
 
 async def export_metadata(ctx: Context, body: QueryBody) -> Any:
+    """The metadata document; version 2 of the operation wraps it as
+    `{resource_version, metadata}` (Hasura)."""
     out = metadata_to_obj(ctx.metadata)
     out.setdefault("tables", [])
+    if body.version == 2:
+        return {"resource_version": ctx.resource_version, "metadata": out}
     return out
 
 
 async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
-    md = metadata_from_obj(body.args)
-    ctx.commit(md)
+    """Replace the whole document. Args are the document, or (Hasura's version 2 form)
+    `{metadata, allow_inconsistent_metadata}`: with the flag, inconsistent objects are kept
+    and reported by `get_inconsistent_metadata` while the rest is served."""
+    args = body.args
+    if isinstance(args, dict) and isinstance(args.get("metadata"), dict):
+        md = metadata_from_obj(args["metadata"], "$.args.metadata")
+        keep = bool(args.get("allow_inconsistent_metadata"))
+    else:
+        md, keep = metadata_from_obj(args), False
+    ctx.commit(md, on_new="keep" if keep else "error")
+    if keep:
+        issues = [i.to_json() for i in ctx.ir.inconsistencies]
+        return {"is_consistent": not issues, "inconsistent_objects": issues}
+    return SUCCESS
+
+
+async def drop_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
+    """Remove every inconsistent object from metadata (spec 4.8)."""
+    md = apply.clone(ctx.metadata)
+    for issue in ctx.ir.inconsistencies:
+        drop_object(md, issue)
+    ctx.ir = build_ir(md, ctx.catalog)
+    ctx.metadata, ctx.metadata_changed = md, True
     return SUCCESS
 
 
@@ -363,10 +407,33 @@ OPERATIONS: dict[str, Handler] = {
     "drop_computed_field": transition(DropComputedField, apply.drop_computed_field),
     "track_function": track_function,
     "untrack_function": untrack_function,
+    "set_relationship_comment": transition(SetRelationshipComment, apply.set_relationship_comment),
+    "set_table_custom_fields": transition(SetTableCustomFields, apply.set_table_custom_fields),
+    "create_function_permission": transition(FunctionPermission, apply.create_function_permission),
+    "drop_function_permission": transition(FunctionPermission, apply.drop_function_permission),
+    "drop_inconsistent_metadata": drop_inconsistent_metadata,
     "insert": legacy_insert,
     "select": legacy_select,
 }
 OPERATIONS.update(with_collection_operations(OPERATIONS))  # issue 5; checks stored queries
+# `/v1/metadata` spells the operations on a Postgres source with a `pg_` prefix.
+PG_OPERATIONS = frozenset(
+    name
+    for name in OPERATIONS
+    if name
+    not in {
+        "export_metadata",
+        "replace_metadata",
+        "clear_metadata",
+        "reload_metadata",
+        "get_inconsistent_metadata",
+        "drop_inconsistent_metadata",
+        "insert",
+        "select",
+    }
+)
+OPERATIONS.update({f"pg_{name}": OPERATIONS[name] for name in PG_OPERATIONS})
+
 # Operations that never write: they run without taking the metadata row lock.
 READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})
 # Operations a role other than admin may run on `/v1/query` (the legacy data API).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import msgspec
 from msgspec import UNSET as _UNSET
 
 from svc.errors import SvcError, already_exists, not_exists
@@ -21,17 +22,22 @@ from svc.metadata.args import (
     DropComputedField,
     DropPermission,
     DropRelationship,
+    FunctionPermission,
     RenameRelationship,
     SetPermissionComment,
+    SetRelationshipComment,
+    SetTableCustomFields,
     SetTableCustomization,
     UntrackTable,
 )
 from svc.metadata.model import (
+    CustomRootFields,
     Metadata,
     QualifiedName,
     Relationship,
     TableConfiguration,
     TableEntry,
+    convert_error,
     qualify,
 )
 
@@ -248,4 +254,71 @@ def drop_computed_field(md: Metadata, args: DropComputedField) -> Metadata:
     target = out.table(table)
     assert target is not None
     target.computed_fields = [c for c in target.computed_fields if c.get("name") != args.name]
+    return out
+
+
+def set_relationship_comment(md: Metadata, args: SetRelationshipComment) -> Metadata:
+    """Set or clear a relationship's comment; 400 `not-exists` when there is none."""
+    table, entry = _tracked_entry(md, args.table)
+    if entry.relationship(args.name) is None:
+        raise not_exists(f'relationship "{args.name}" does not exist', "$.args.name")
+    out = clone(md)
+    target = out.table(table)
+    assert target is not None
+    rel = target.relationship(args.name)
+    assert rel is not None
+    rel.comment = args.comment
+    return out
+
+
+def set_table_custom_fields(md: Metadata, args: SetTableCustomFields) -> Metadata:
+    """The deprecated `set_table_custom_fields`: replace the custom root fields and column
+    names, keeping the rest of the configuration."""
+    table, _ = _tracked_entry(md, args.table)
+    out = clone(md)
+    entry = out.table(table)
+    assert entry is not None
+    config = entry.configuration or TableConfiguration()
+    try:
+        config.custom_root_fields = msgspec.convert(args.custom_root_fields, CustomRootFields)
+    except msgspec.ValidationError as exc:
+        raise convert_error(exc, "$.args.custom_root_fields") from None
+    config.custom_column_names = dict(args.custom_column_names)
+    entry.configuration = config
+    return out
+
+
+def _function_entry(md: Metadata, raw: Any) -> dict[str, Any]:
+    name = qualify(raw, "$.args.function")
+    for entry in md.functions:
+        if qualify(entry.get("function")) == name:
+            return entry
+    raise not_exists(f"function {name.quoted()} is not tracked", "$.args.function")
+
+
+def create_function_permission(md: Metadata, args: FunctionPermission) -> Metadata:
+    """Let `role` call a tracked function (spec 4.6 rule 5); 400 `already-exists` when it
+    may already. Whether the role may select the function's table is checked by the IR."""
+    out = clone(md)
+    entry = _function_entry(out, args.function)
+    perms = entry.setdefault("permissions", [])
+    if any(p.get("role") == args.role for p in perms):
+        raise already_exists(
+            f'permission of role "{args.role}" already exists for function', "$.args"
+        )
+    perms.append({"role": args.role})
+    return out
+
+
+def drop_function_permission(md: Metadata, args: FunctionPermission) -> Metadata:
+    """Remove a role's function permission; 400 `not-exists` when there is none."""
+    out = clone(md)
+    entry = _function_entry(out, args.function)
+    perms = [p for p in entry.get("permissions", []) if p.get("role") != args.role]
+    if len(perms) == len(entry.get("permissions", [])):
+        raise not_exists(f'permission of role "{args.role}" does not exist', "$.args")
+    if perms:
+        entry["permissions"] = perms
+    else:
+        entry.pop("permissions", None)
     return out

@@ -158,3 +158,30 @@ class DropComputedField(msgspec.Struct):
     name: str
     cascade: bool = False
     source: str = "default"
+
+
+class SetRelationshipComment(msgspec.Struct):
+    """`set_relationship_comment`: `{table, name, comment}` (comment null removes it)."""
+
+    table: Any
+    name: str
+    comment: str | None = None
+    source: str = "default"
+
+
+class SetTableCustomFields(msgspec.Struct):
+    """`set_table_custom_fields` (deprecated, version 2): `{table, custom_root_fields,
+    custom_column_names}`."""
+
+    table: Any
+    custom_root_fields: dict[str, Any] = msgspec.field(default_factory=dict)
+    custom_column_names: dict[str, str] = msgspec.field(default_factory=dict)
+    source: str = "default"
+
+
+class FunctionPermission(msgspec.Struct):
+    """`pg_create_function_permission` / `pg_drop_function_permission`: `{function, role}`."""
+
+    function: Any
+    role: str
+    source: str = "default"
