@@ -65,9 +65,9 @@ def resolve(
         elif isinstance(src, VarRef):
             value = variables.get(src.name)
         elif isinstance(src, SessionRef):
-            if src.name not in session:
+            if src.name not in session and not src.optional:
                 raise SvcError("not-found", f'missing session variable: "{src.name}"')
-            value = session[src.name]
+            value = session.get(src.name)
         elif isinstance(src, SessionJson):
             value = dict(session)
         else:

@@ -26,9 +26,13 @@ class VarRef:
 
 @dataclass(frozen=True, slots=True)
 class SessionRef:
-    """The session variable `name` (lower-case, `x-svc-user-id`), read at execution."""
+    """The session variable `name` (lower-case, `x-svc-user-id`), read at execution.
+
+    A missing variable is a `not-found` error, except an `optional` one (an array operand
+    of `_in`/`_has_keys_all`…, which the reference reads as null)."""
 
     name: str
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)

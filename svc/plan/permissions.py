@@ -37,7 +37,8 @@ LIST_OPS = frozenset({"_in", "_nin", "_has_keys_any", "_has_keys_all"})
 def _value(value: Any, pg_type: str, *, is_list: bool) -> Param:
     if is_session_variable(value):
         # A session variable holding a list is a Postgres array literal: cast it whole.
-        return Param(SessionRef(value.lower()), f"{pg_type}[]" if is_list else pg_type)
+        ref = SessionRef(value.lower(), optional=is_list)
+        return Param(ref, f"{pg_type}[]" if is_list else pg_type)
     return Param(Const(value), pg_type, is_list)
 
 
