@@ -34,6 +34,7 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
 
+from svc.api.allowlist import check_allowed
 from svc.api.mutation import execute_mutation, plan_mutation
 from svc.api.state import State
 from svc.errors import SvcError, validation_failed
@@ -170,9 +171,10 @@ def _shape_key(prepared: Prepared, variables: dict[str, Any]) -> Any:
 class GraphQLService:
     """Runs GraphQL requests against the current `State`."""
 
-    def __init__(self, db: Database, *, stringify: bool) -> None:
+    def __init__(self, db: Database, *, stringify: bool, allowlist: bool = False) -> None:
         self.db = db
         self.stringify = stringify
+        self.allowlist = allowlist  # `--enable-allowlist`: non-admin queries must be listed
 
     def compile(
         self, state: State, role: str, req: GraphQLRequest
@@ -209,21 +211,34 @@ class GraphQLService:
     async def execute(self, state: State, role: str, session: dict[str, str], raw: Any) -> bytes:
         """The response body (`{"data": …}` or `{"errors": […]}`) for one request object."""
         try:
-            req = decode_request(raw)
-            prepared = self._prepared(state, role, req)
-            if prepared.operation.operation == OperationType.MUTATION:
-                return await self._mutate(state, role, session, req, prepared)
-            _, compiled, variables = self._compile(state, role, req, prepared)
-            values: dict[str, bytes] = {}
-            if compiled.aliases:
-                args = resolve(compiled.statement.params, variables, session)
-                texts = await self.db.query_json(
-                    compiled.statement.sql, args, len(compiled.aliases)
-                )
-                values = {a: t.encode() for a, t in zip(compiled.aliases, texts, strict=True)}
-            return self._assemble(state, role, prepared, compiled.plan, values, variables)
+            return await self.run(state, role, session, decode_request(raw))
         except SvcError as exc:
             return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+
+    async def run(
+        self,
+        state: State,
+        role: str,
+        session: dict[str, str],
+        req: GraphQLRequest,
+        *,
+        allow_text: str | None = None,
+    ) -> bytes:
+        """The `{"data": …}` body of one request; raises `SvcError`. With the allow-list
+        enabled a non-admin request must be listed (`allow_text`, default the query, is
+        the text compared: a REST endpoint's stored text)."""
+        if self.allowlist and role != "admin":
+            check_allowed(state, role, req.query if allow_text is None else allow_text)
+        prepared = self._prepared(state, role, req)
+        if prepared.operation.operation == OperationType.MUTATION:
+            return await self._mutate(state, role, session, req, prepared)
+        _, compiled, variables = self._compile(state, role, req, prepared)
+        values: dict[str, bytes] = {}
+        if compiled.aliases:
+            args = resolve(compiled.statement.params, variables, session)
+            texts = await self.db.query_json(compiled.statement.sql, args, len(compiled.aliases))
+            values = {a: t.encode() for a, t in zip(compiled.aliases, texts, strict=True)}
+        return self._assemble(state, role, prepared, compiled.plan, values, variables)
 
     def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
         key = (role, req.query, req.operationName)

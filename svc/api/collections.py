@@ -1,0 +1,248 @@
+"""Metadata operations for query collections, the allow-list and REST endpoints (issue 5),
+and the check that keeps stored queries consistent with the schema.
+
+The operations are pure transitions of `svc.metadata.collections` applied to the request's
+`Context`; none of them changes what the IR is built from, so the IR is kept. Every
+metadata operation (these and the existing ones, see `with_collection_operations`) is then
+checked as the reference does after each schema-cache build: a stored query that no longer
+validates against the admin schema, or an endpoint that no longer resolves, refuses the
+operation with 500 `unexpected` "cannot continue due to newly found inconsistent metadata"
+(the new inconsistent objects in `internal`); inconsistencies that existed before do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    GraphQLError,
+    GraphQLSchema,
+    Visitor,
+    parse,
+    validate,
+    visit,
+)
+
+from svc.api.graphql import RULES
+from svc.errors import SvcError
+from svc.ir import Ir
+from svc.metadata import collections as mc
+from svc.metadata.args import parse_args
+from svc.metadata.model import JSON, Metadata
+from svc.schema import build_schema
+
+if TYPE_CHECKING:
+    from svc.api.metadata import Context, QueryBody
+
+    Handler = Callable[[Context, QueryBody], Awaitable[Any]]
+
+SUCCESS = {"message": "success"}
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------------------------
+# Stored queries against the schema
+
+
+_schemas: list[tuple[Ir, GraphQLSchema]] = []  # the admin schemas of the last two IRs
+
+
+def admin_schema(ir: Ir) -> GraphQLSchema:
+    """The admin GraphQL schema of `ir` (the last two are kept: a check compares the IR
+    before and after one operation)."""
+    for known, schema in _schemas:
+        if known is ir:
+            return schema
+    schema = build_schema(ir, "admin")
+    _schemas.insert(0, (ir, schema))
+    del _schemas[2:]
+    return schema
+
+
+def _field_paths(document: DocumentNode) -> dict[int, str]:
+    """`$.a.b` (response keys) of every field node, by node identity."""
+    paths: dict[int, str] = {}
+    stack: list[str] = []
+
+    class Paths(Visitor):
+        def enter_field(self, node: FieldNode, *_: Any) -> None:
+            stack.append((node.alias or node.name).value)
+            paths[id(node)] = "$." + ".".join(stack)
+
+        def leave_field(self, node: FieldNode, *_: Any) -> None:
+            stack.pop()
+
+    visit(document, Paths())
+    return paths
+
+
+def _message(err: GraphQLError, paths: dict[int, str]) -> str:
+    """The reference's wording where it differs: `$.a: field 'a' not found in object 'T'`."""
+    text = err.message
+    if text.startswith("Cannot query field "):
+        parts = text.split("'")
+        if len(parts) >= 5:
+            text = f"field '{parts[1]}' not found in object '{parts[3]}'"
+    where = paths.get(id(err.nodes[0])) if err.nodes else None
+    return f"{where}: {text}" if where else text
+
+
+def query_errors(schema: GraphQLSchema, text: str) -> list[str]:
+    """Why a stored query does not run against `schema` (`[]` when it does): it must parse,
+    hold exactly one operation (none is named when it runs) and validate; `@cached` is
+    allowed (see `strip_cached`)."""
+    try:
+        document = parse(text)
+    except GraphQLError as exc:
+        return [f"not a valid graphql query: {exc.message}"]
+    document, _ = mc.strip_cached(document)
+    if len(mc.operations(document)) != 1:
+        return [
+            "exactly one operation has to be present in the document when operationName "
+            "is not specified"
+        ]
+    errors = validate(schema, document, RULES)
+    paths = _field_paths(document) if errors else {}
+    return [_message(e, paths) for e in errors]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """An inconsistent collection query or endpoint; `key` identifies it across builds."""
+
+    key: tuple[Any, ...]
+    internal: JSON = field(default_factory=dict)
+
+
+def query_issues(md: Metadata, schema: GraphQLSchema) -> list[Issue]:
+    """Every collection query that does not run against `schema`, with the reference's
+    reason (`In query collection "c" the query "q" is invalid with the following error(s):
+    …`, naming the REST endpoints that use it and whether it is allow-listed)."""
+    out: list[Issue] = []
+    for collection in md.query_collections:
+        cname = str(collection.get("name"))
+        for listed in mc.collection_queries(collection):
+            qname, text = str(listed.get("name")), str(listed.get("query", ""))
+            errors = query_errors(schema, text)
+            if not errors:
+                continue
+            reason = (
+                f'Inconsistent object: In query collection "{cname}" the query "{qname}" is '
+                "invalid with the following error(s): " + ", ".join(f'"{e}"' for e in errors)
+            )
+            endpoints = mc.dependent_endpoints(md, cname, qname)
+            if endpoints:
+                reason += ". This query is being used in the following REST endpoint(s): "
+                reason += ", ".join(f'"{e}"' for e in endpoints)
+            if mc.allowlisted(md, cname):
+                reason += ". This query is in allowlist."
+            internal = {
+                "definition": {"name": qname, "query": text},
+                "reason": reason,
+                "name": f"query_collections {qname} in {cname}",
+                "type": "query_collections",
+            }
+            out.append(Issue(("query", cname, qname, text), internal))
+    return out
+
+
+def issues(md: Metadata, ir: Ir) -> list[Issue]:
+    """Every inconsistent endpoint and collection query of `md` served over `ir`."""
+    found = [Issue(i.key, i.internal) for i in mc.endpoint_issues(md)]
+    if md.query_collections:
+        found.extend(query_issues(md, admin_schema(ir)))
+    return found
+
+
+def check_new_issues(before: tuple[Metadata, Ir], after: tuple[Metadata, Ir]) -> None:
+    """Raise 500 `unexpected` "cannot continue due to newly found inconsistent metadata"
+    when `after` has an inconsistent query or endpoint that `before` did not have (Hasura's
+    `withNewInconsistentObjsCheck`)."""
+    md, ir = after
+    if not md.query_collections and not md.rest_endpoints:
+        return
+    new = issues(md, ir)
+    if not new:
+        return
+    old = {i.key for i in issues(*before)}
+    fresh = [i for i in new if i.key not in old]
+    if fresh:
+        raise SvcError(
+            "unexpected",
+            "cannot continue due to newly found inconsistent metadata",
+            status=500,
+            path="$.args",
+            internal=[i.internal for i in fresh],
+        )
+
+
+def checked(handler: Handler) -> Handler:
+    """`handler`, followed by `check_new_issues` when it changed the metadata or the IR."""
+
+    async def run(ctx: Context, body: QueryBody) -> Any:
+        before = (ctx.metadata, ctx.ir)
+        result = await handler(ctx, body)
+        if ctx.metadata is not before[0] or ctx.ir is not before[1]:
+            check_new_issues(before, (ctx.metadata, ctx.ir))
+        return result
+
+    run.__doc__ = handler.__doc__
+    return run
+
+
+# --------------------------------------------------------------------------------------------
+# Operations
+
+
+def _adopt(ctx: Context, md: Metadata) -> None:
+    """Take `md` as the request's document. These transitions do not touch what the IR is
+    built from (tables, functions), so the IR stays as it is."""
+    ctx.metadata, ctx.metadata_changed = md, True
+
+
+def _step(kind: type[T], step: Callable[[Metadata, T], Metadata]) -> Handler:
+    async def handler(ctx: Context, body: QueryBody) -> Any:
+        _adopt(ctx, step(ctx.metadata, parse_args(kind, body.args)))
+        return SUCCESS
+
+    handler.__doc__ = step.__doc__
+    return handler
+
+
+async def add_collection_to_allowlist(ctx: Context, body: QueryBody) -> Any:
+    """`add_collection_to_allowlist`; a collection listed already answers the reference's
+    `{"message": …}` and changes nothing."""
+    args = parse_args(mc.AllowlistEntry, body.args)
+    md, message = mc.add_collection_to_allowlist(ctx.metadata, args)
+    if message is not None:
+        return {"message": message}
+    _adopt(ctx, md)
+    return SUCCESS
+
+
+OPERATIONS: dict[str, Handler] = {
+    "create_query_collection": _step(mc.CreateQueryCollection, mc.create_query_collection),
+    "drop_query_collection": _step(mc.DropQueryCollection, mc.drop_query_collection),
+    "add_query_to_collection": _step(mc.AddQueryToCollection, mc.add_query_to_collection),
+    "drop_query_from_collection": _step(mc.DropQueryFromCollection, mc.drop_query_from_collection),
+    "add_collection_to_allowlist": add_collection_to_allowlist,
+    "drop_collection_from_allowlist": _step(
+        mc.DropCollectionFromAllowlist, mc.drop_collection_from_allowlist
+    ),
+    "update_scope_of_collection_in_allowlist": _step(
+        mc.AllowlistEntry, mc.update_scope_of_collection_in_allowlist
+    ),
+    "create_rest_endpoint": _step(mc.CreateRestEndpoint, mc.create_rest_endpoint),
+    "drop_rest_endpoint": _step(mc.DropRestEndpoint, mc.drop_rest_endpoint),
+}
+"""The operations of issue 5 (`/v1/query`, `/v1/metadata`, inside `bulk`)."""
+
+
+def with_collection_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
+    """`existing` plus this module's operations, every one wrapped by `checked`; the
+    metadata API registers the result with `OPERATIONS.update(…)`."""
+    return {name: checked(h) for name, h in {**existing, **OPERATIONS}.items()}
