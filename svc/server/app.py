@@ -2,7 +2,8 @@
 
 Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
 `POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
-`GET /v1/version`, `GET /v1alpha1/config`, `POST /v1alpha1/pg_dump`.
+`GET /v1/version`, `GET /v1alpha1/config`, `POST /v1alpha1/pg_dump`, and the RESTified
+endpoints under `/api/rest/`.
 """
 
 from __future__ import annotations
