@@ -8,6 +8,7 @@ Names (reference notes, "Generated GraphQL names"): per table `x`: object `x`, `
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -78,6 +79,9 @@ UNORDERED_TYPES = frozenset(
         "geography",
     }
 )
+
+
+RECURSION_LIMIT = 20_000
 
 
 class SchemaBuilder:
@@ -625,6 +629,9 @@ class SchemaBuilder:
     def build(self) -> GraphQLSchema:
         """The finished schema: `query_root`, `mutation_root` (when there is a mutable
         table) and `subscription_root`."""
+        # graphql-core collects types recursively: a long chain of relationships between
+        # hundreds of tables would exceed Python's default recursion limit.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         qf = self.query_fields()
         query = GraphQLObjectType("query_root", qf)
         mf = self.mutation_fields()

@@ -1,7 +1,10 @@
-"""The `svc` command: `serve`, `version`.
+"""The `svc` command: `serve`, `version`, `metadata export|apply|diff`, `compile`.
 
 `svc serve` without a database URL starts a private Postgres (`svc.execute.embedded`) whose
-data lives in `./.svc/pgdata`, reused on the next start and stopped on exit.
+data lives in `./.svc/pgdata`, reused on the next start and stopped on exit. The options of
+every command are declared here; `svc metadata …` runs `svc.cli.metadata`, `svc compile`
+runs `svc.cli.compile`, imported only then, so `svc serve` and `svc version` load no more
+than before.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from svc.version import VERSION
 
@@ -55,16 +59,73 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
 
 
+def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("metadata", help="export, apply or diff a metadata directory")
+    commands = p.add_subparsers(dest="metadata_command", required=True)
+    helps = {
+        "export": "write the server's metadata into DIR (config v2)",
+        "apply": "replace the server's metadata with the contents of DIR",
+        "diff": "show what apply would change (unified diff, server -> DIR)",
+    }
+    for name, text in helps.items():
+        c = commands.add_parser(name, help=text)
+        c.add_argument(
+            "--endpoint",
+            default=os.environ.get("SVC_GRAPHQL_ENDPOINT"),
+            required="SVC_GRAPHQL_ENDPOINT" not in os.environ,
+            help="server base URL, e.g. http://localhost:8080 (SVC_GRAPHQL_ENDPOINT)",
+        )
+        c.add_argument("--dir", required=True, type=Path, help="the metadata directory")
+        c.add_argument(
+            "--admin-secret",
+            default=os.environ.get("SVC_GRAPHQL_ADMIN_SECRET"),
+            help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)",
+        )
+
+
+def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("compile", help="check a metadata directory against a database")
+    p.add_argument("--dir", required=True, type=Path, help="the metadata directory (config v2)")
+    p.add_argument(
+        "--database-url",
+        default=os.environ.get("SVC_GRAPHQL_DATABASE_URL"),
+        required="SVC_GRAPHQL_DATABASE_URL" not in os.environ,
+        help="Postgres URL to introspect (SVC_GRAPHQL_DATABASE_URL)",
+    )
+    p.add_argument("--print-schema", metavar="ROLE", help="print the GraphQL SDL of ROLE")
+    p.add_argument(
+        "--print-sql", metavar="FILE", type=Path, help="print the SQL of the operation in FILE"
+    )
+    p.add_argument("--role", default="admin", help="role of --print-sql (default admin)")
+    p.add_argument("--variables", help="JSON object of variables for --print-sql")
+    p.add_argument("--operation-name", help="operation of --print-sql when FILE has several")
+    p.add_argument(
+        "--stringify-numeric-types",
+        action="store_true",
+        help="the SQL a server started with --stringify-numeric-types runs",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `svc` script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="svc", description="GraphQL engine over Postgres")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     sub.add_parser("version", help="print the version")
+    _metadata_parser(sub)
+    _compile_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "version":
         print(VERSION)
         return 0
+    if args.command == "metadata":
+        from svc.cli import metadata
+
+        return metadata.run(args)
+    if args.command == "compile":
+        from svc.cli import compile as compile_command
+
+        return compile_command.run(args)
     return serve(args)
 
 
@@ -93,8 +154,6 @@ def _export_options(args: argparse.Namespace) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     """Run Granian with the ASGI app; start and stop an embedded Postgres if needed."""
-    from pathlib import Path
-
     from granian import Granian
     from granian.constants import Interfaces
 

@@ -1,0 +1,502 @@
+"""`svc compile`: type-check a metadata directory against a database before deploying it.
+
+Loads the directory (`svc.metadata.directory`), introspects the database once
+(`svc.execute.db`), builds the IR (`svc.ir.build_ir`) and the GraphQL schema of every role
+(`svc.schema.build_schema`: admin and every role named in a permission), and prints every
+problem as `file: path: reason` on stderr, where `path` is a JSON path inside the file
+(`$[3].select_permissions[0]`). Problems are the IR's inconsistencies (what the server would
+list in `get_inconsistent_metadata`, spec 2.11) plus what the server would silently resolve
+one way or another: duplicate declarations, root-field name clashes, allow-list entries and
+REST endpoints naming missing collections or queries, collection queries that do not parse,
+and schemas graphql-core rejects.
+
+Exit status: 0 consistent, 1 problems (or a query that does not compile), 2 the directory
+or database could not be read. `--print-schema ROLE` writes the role's SDL and
+`--print-sql FILE --role R` the SQL of the operation in FILE on stdout (both also when
+there are problems: they show what a server would serve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import (
+    GraphQLError,
+    GraphQLSchema,
+    OperationType,
+    parse,
+    print_schema,
+    validate_schema,
+)
+
+from svc.api.graphql import coerce_variables, prepare
+from svc.api.mutation import plan_mutation
+from svc.catalog.introspect import DbCatalog
+from svc.cli.metadata import read_directory
+from svc.config import Config
+from svc.errors import SvcError
+from svc.execute.db import Database
+from svc.ir import Inconsistency, Ir, build_ir
+from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
+from svc.metadata.model import Metadata, qualify
+from svc.plan.build import plan_query
+from svc.plan.mutation import Insert
+from svc.plan.nodes import Const, SessionJson, SessionRef, VarRef
+from svc.schema import build_schema
+from svc.sql.mutation import render_write
+from svc.sql.render import Statement, render_query, render_root
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One line of output: `file: path: reason`."""
+
+    file: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.path}: {self.reason}"
+
+
+@dataclass
+class Result:
+    """What `compile_metadata` found: the IR, each role's schema, every problem."""
+
+    ir: Ir
+    roles: tuple[str, ...]
+    schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `svc compile`; returns the exit status."""
+    try:
+        md = metadata_from_files(read_directory(args.dir))
+    except DirectoryError as exc:
+        print(f"{args.dir / exc.file}: {exc.path}: {exc.message}", file=sys.stderr)
+        return 2
+    try:
+        catalog = asyncio.run(introspect(args.database_url))
+    except SvcError as exc:
+        print(f"svc compile: {exc.message}", file=sys.stderr)
+        return 2
+    infer = Config.from_env().infer_function_permissions
+    result = compile_metadata(md, catalog, infer_function_permissions=infer)
+    for problem in result.problems:
+        print(problem, file=sys.stderr)
+    status = 1 if result.problems else 0
+    try:
+        if args.print_schema is not None:
+            print(print_sdl(result, args.print_schema, infer), end="")
+        if args.print_sql is not None:
+            status = max(status, _print_sql(args, result, infer))
+    except (TypeError, ValueError, RecursionError) as exc:  # a schema that cannot be built
+        print(f"svc compile: {exc}", file=sys.stderr)
+        status = 1
+    summary = f"{len(result.problems)} problem(s)" if result.problems else "consistent"
+    print(
+        f"svc compile: {len(md.tables)} tables, {len(md.functions)} functions, "
+        f"{len(result.roles)} roles: {summary}",
+        file=sys.stderr,
+    )
+    return status
+
+
+async def introspect(url: str) -> DbCatalog:
+    """The catalog of the database at `url` (one read-only transaction); raises `SvcError`
+    `postgres-error` when it cannot be reached."""
+    db = await Database.connect(url, min_size=1, max_size=1)
+    try:
+        async with db.transaction(read_only=True) as conn:
+            return await db.introspect(conn)
+    finally:
+        await db.close()
+
+
+def roles_of(md: Metadata) -> tuple[str, ...]:
+    """`admin` and every role named in a table or function permission, sorted after admin."""
+    roles: set[str] = set()
+    for entry in md.tables:
+        for kind in ("insert", "select", "update", "delete"):
+            roles.update(str(p.get("role")) for p in getattr(entry, f"{kind}_permissions"))
+    for fn in md.functions:
+        roles.update(str(p.get("role")) for p in fn.get("permissions") or [] if isinstance(p, dict))
+    roles.discard("admin")
+    return ("admin", *sorted(roles))
+
+
+def compile_metadata(
+    md: Metadata, catalog: DbCatalog, *, infer_function_permissions: bool = True
+) -> Result:
+    """Build the IR and every role's schema; collect every problem (never raises for bad
+    metadata). Problems come sorted by file (`FILES` order) and position in the file."""
+    ir = build_ir(md, catalog)
+    result = Result(ir, roles_of(md))
+    result.problems.extend(
+        Problem(*locate(md, issue), issue.reason) for issue in ir.inconsistencies
+    )
+    result.problems.extend(directory_problems(md))
+    result.problems.extend(root_field_clashes(md, ir))
+    for role in result.roles:
+        try:
+            schema = build_schema(ir, role, infer_function_permissions=infer_function_permissions)
+        except (TypeError, ValueError, RecursionError) as exc:
+            # graphql-core: two types with one name; a relationship chain deeper than the
+            # recursion limit (about 500 tables linked both ways)
+            result.problems.append(Problem("tables.yaml", "$", f'schema of role "{role}": {exc}'))
+            continue
+        result.schemas[role] = schema
+        for error in validate_schema(schema):
+            result.problems.append(
+                Problem("tables.yaml", "$", f'schema of role "{role}": {error.message}')
+            )
+    result.problems.sort(key=lambda p: (FILES.index(p.file), _path_key(p.path)))
+    return result
+
+
+_STEP = re.compile(r"\[(\d+)\]|\.([^.\[]+)")
+# Keys of a table entry in the order they are written (`svc.metadata.directory.KEY_ORDER`).
+_KEY_RANK = {k: i for i, k in enumerate(KEY_ORDER["tables"])}
+
+
+def _path_key(path: str) -> list[tuple[int, int, str]]:
+    """Sort key of a JSON path in file order: indices numerically (`$[10]` after `$[9]`),
+    the keys of a table entry in the order they are written."""
+    return [
+        (0, int(i), "") if i else (1, _KEY_RANK.get(k, len(_KEY_RANK)), k)
+        for i, k in _STEP.findall(path)
+    ]
+
+
+# -- where an inconsistency is written -----------------------------------------------------
+
+_MISSING_COLUMN = re.compile(r'no such column exists : "([^"]+)"')
+
+
+def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
+    """`(file, JSON path)` of the metadata entry an IR inconsistency is about.
+
+    Tables, relationships, permissions and computed fields are found in `tables.yaml` by the
+    table name and the relationship / role / computed-field name the inconsistency carries
+    (`svc.ir.build`); functions in `functions.yaml` by name. A permission naming a missing
+    column points at that column in `columns` or `set` when it is there.
+    """
+    if issue.type == "function":
+        definition = issue.definition if isinstance(issue.definition, dict) else {}
+        wanted = qualify(definition.get("function"))
+        for i, fn in enumerate(md.functions):
+            if fn is issue.definition or _same_function(fn, wanted):
+                return "functions.yaml", f"$[{i}]"
+        return "functions.yaml", "$"
+    ti = next((i for i, e in enumerate(md.tables) if e.table == issue.table), None)
+    if ti is None:
+        return "tables.yaml", "$"
+    entry, base = md.tables[ti], f"$[{ti}]"
+    if issue.type in ("object_relation", "array_relation"):
+        kind = issue.type.removesuffix("_relation")
+        rels = getattr(entry, f"{kind}_relationships")
+        j = next((j for j, r in enumerate(rels) if r.name == issue.relationship), None)
+        return "tables.yaml", base if j is None else f"{base}.{kind}_relationships[{j}]"
+    if issue.type.endswith("_permission"):
+        kind = issue.type.removesuffix("_permission")
+        role = issue.definition.get("role") if isinstance(issue.definition, dict) else None
+        perms = getattr(entry, f"{kind}_permissions", [])
+        j = next((j for j, p in enumerate(perms) if p.get("role") == role), None)
+        if j is None:
+            return "tables.yaml", base
+        return "tables.yaml", f"{base}.{kind}_permissions[{j}]" + _column_in(perms[j], issue)
+    if issue.type == "computed_field":
+        j = next(
+            (j for j, c in enumerate(entry.computed_fields) if c.get("name") == issue.relationship),
+            None,
+        )
+        return "tables.yaml", base if j is None else f"{base}.computed_fields[{j}]"
+    return "tables.yaml", base
+
+
+def _same_function(entry: Any, wanted: Any) -> bool:
+
+    try:
+        return bool(qualify(entry.get("function")) == wanted)
+    except SvcError:
+        return False
+
+
+def _column_in(item: dict[str, Any], issue: Inconsistency) -> str:
+    """`.permission.columns[k]` / `.permission.set.<c>` when the reason names a column
+    written there; "" otherwise."""
+    m = _MISSING_COLUMN.search(issue.reason)
+    permission = item.get("permission")
+    if m is None or not isinstance(permission, dict):
+        return ""
+    column = m.group(1)
+    columns = permission.get("columns")
+    if isinstance(columns, list) and column in columns:
+        return f".permission.columns[{columns.index(column)}]"
+    presets = permission.get("set")
+    if isinstance(presets, dict) and column in presets:
+        return f".permission.set.{column}"
+    return ""
+
+
+# -- checks the IR does not make -----------------------------------------------------------
+
+
+def directory_problems(md: Metadata) -> list[Problem]:
+    """Duplicate declarations (tables, functions, a role's permission of one kind, computed
+    fields, collections, queries of a collection), allow-list entries and REST endpoints
+    naming missing collections or queries, and collection queries that do not parse.
+
+    The server keeps one of the duplicates silently; Hasura refuses them.
+    """
+    out: list[Problem] = []
+
+    def dup(file: str, seen: dict[Any, str], key: Any, path: str, what: str) -> None:
+        if key in seen:
+            out.append(Problem(file, path, f"{what} is declared more than once (also {seen[key]})"))
+        else:
+            seen[key] = path
+
+    tables: dict[Any, str] = {}
+    for i, entry in enumerate(md.tables):
+        dup("tables.yaml", tables, entry.table, f"$[{i}]", f"table {entry.table.quoted()}")
+        for kind in ("insert", "select", "update", "delete"):
+            roles: dict[Any, str] = {}
+            for j, perm in enumerate(getattr(entry, f"{kind}_permissions")):
+                role = perm.get("role")
+                path = f"$[{i}].{kind}_permissions[{j}]"
+                dup("tables.yaml", roles, role, path, f'{kind} permission of role "{role}"')
+        fields: dict[Any, str] = {}
+        for j, cf in enumerate(entry.computed_fields):
+            name = cf.get("name")
+            path = f"$[{i}].computed_fields[{j}]"
+            dup("tables.yaml", fields, name, path, f'computed field "{name}"')
+    functions: dict[Any, str] = {}
+    for i, fn in enumerate(md.functions):
+        try:
+            name = qualify(fn.get("function"))
+        except Exception:  # an unreadable name is reported by the IR
+            continue
+        dup("functions.yaml", functions, name, f"$[{i}]", f"function {name.quoted()}")
+    collections: dict[Any, str] = {}
+    queries: dict[str, set[Any]] = {}
+    for i, coll in enumerate(md.query_collections):
+        name = coll.get("name")
+        dup("query_collections.yaml", collections, name, f"$[{i}]", f'collection "{name}"')
+        definition = _obj(coll.get("definition"))
+        seen: dict[Any, str] = {}
+        for j, q in enumerate(definition.get("queries") or []):
+            path = f"$[{i}].definition.queries[{j}]"
+            if not isinstance(q, dict):
+                out.append(Problem("query_collections.yaml", path, "expected {name, query}"))
+                continue
+            dup("query_collections.yaml", seen, q.get("name"), path, f'query "{q.get("name")}"')
+            queries.setdefault(str(name), set()).add(q.get("name"))
+            try:
+                parse(str(q.get("query", "")))
+            except GraphQLError as exc:
+                out.append(Problem("query_collections.yaml", path + ".query", exc.message))
+    for i, item in enumerate(md.allowlist):
+        name = item.get("collection")
+        if name not in collections:
+            reason = f'collection "{name}" does not exist in query_collections.yaml'
+            out.append(Problem("allow_list.yaml", f"$[{i}].collection", reason))
+    for i, ep in enumerate(md.rest_endpoints):
+        ref = _obj(_obj(ep.get("definition")).get("query"))
+        coll_name, query = ref.get("collection_name"), ref.get("query_name")
+        if coll_name not in collections:
+            reason = f'collection "{coll_name}" does not exist in query_collections.yaml'
+            out.append(Problem("rest_endpoints.yaml", f"$[{i}].definition.query", reason))
+        elif query not in queries.get(str(coll_name), set()):
+            reason = f'query "{query}" does not exist in collection "{coll_name}"'
+            out.append(Problem("rest_endpoints.yaml", f"$[{i}].definition.query", reason))
+    return out
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def root_field_clashes(md: Metadata, ir: Ir) -> list[Problem]:
+    """Two tables or functions giving one root field name (in the admin schema, which has
+    every root field): the schema would keep only one of them. Reported at the later
+    declaration in file order."""
+    owners: dict[tuple[str, str], str] = {}
+    out: list[Problem] = []
+
+    def claim(root: str, name: str, what: str, file: str, path: str) -> None:
+        other = owners.get((root, name))
+        if other is None:
+            owners[(root, name)] = what
+        elif other != what:
+            reason = f'{root} field "{name}" of {what} conflicts with the one of {other}'
+            out.append(Problem(file, path, reason))
+
+    for i, entry in enumerate(md.tables):
+        table = ir.tables.get(entry.table)
+        if table is None or not table.gql_name:
+            continue
+        what, rf, path = f"table {table.name.quoted()}", table.root_fields, f"$[{i}]"
+        for name in (
+            rf.select,
+            rf.select_aggregate,
+            *((rf.select_by_pk,) * bool(table.primary_key)),
+        ):
+            claim("query_root", name, what, "tables.yaml", path)
+        writes = (
+            (table.insertable, (rf.insert, rf.insert_one)),
+            (table.updatable_rows, (rf.update, rf.update_by_pk, rf.update_many)),
+            (table.deletable, (rf.delete, rf.delete_by_pk)),
+        )
+        for allowed, names in writes:
+            for name in names if allowed else ():
+                claim("mutation_root", name, what, "tables.yaml", path)
+    for i, raw in enumerate(md.functions):
+        try:
+            fn = ir.functions.get(qualify(raw.get("function")))
+        except Exception:  # an unreadable name is reported by the IR
+            continue
+        if fn is None:
+            continue
+        root = "query_root" if fn.exposed_as == "query" else "mutation_root"
+        what = f"function {fn.name.quoted()}"
+        claim(root, fn.gql_name, what, "functions.yaml", f"$[{i}]")
+        if fn.exposed_as == "query" and fn.returns_set:
+            claim(root, f"{fn.gql_name}_aggregate", what, "functions.yaml", f"$[{i}]")
+    return out
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+
+def print_sdl(result: Result, role: str, infer_function_permissions: bool = True) -> str:
+    """SDL of `role`'s schema (graphql-core's `print_schema`); a role named in no
+    permission gets the schema such a role would see."""
+    schema = result.schemas.get(role)
+    if schema is None:
+        schema = build_schema(
+            result.ir, role, infer_function_permissions=infer_function_permissions
+        )
+    return print_schema(schema) + "\n"
+
+
+def _print_sql(args: argparse.Namespace, result: Result, infer: bool) -> int:
+
+    try:
+        text = args.print_sql.read_text(encoding="utf-8")
+        variables = json.loads(args.variables) if args.variables else None
+    except (OSError, ValueError) as exc:
+        print(f"svc compile: --print-sql: {exc}", file=sys.stderr)
+        return 2
+    schema = result.schemas.get(args.role) or build_schema(
+        result.ir, args.role, infer_function_permissions=infer
+    )
+    try:
+        statements = operation_sql(
+            schema,
+            result.ir,
+            text,
+            role=args.role,
+            operation_name=args.operation_name,
+            variables=variables,
+            stringify=args.stringify_numeric_types,
+        )
+    except SvcError as exc:
+        print(f"{args.print_sql}: {exc.path}: {exc.message}", file=sys.stderr)
+        return 1
+    print(format_statements(statements), end="")
+    return 0
+
+
+def operation_sql(
+    schema: GraphQLSchema,
+    ir: Ir,
+    text: str,
+    *,
+    role: str,
+    operation_name: str | None = None,
+    variables: dict[str, Any] | None = None,
+    stringify: bool = False,
+) -> list[tuple[str, Statement | None]]:
+    """`(label, statement)` of the operation in `text` for `role`, through the server's own
+    pipeline (`svc.api.graphql.prepare`, `plan_query` / `plan_mutation`, `svc.sql`).
+
+    A query or subscription is one statement (label `query`; what `/v1/graphql` runs); a
+    mutation one per write of each root field (label: the alias), `None` for a nested
+    insert, whose statements depend on the rows it writes. Raises `SvcError`
+    (`validation-failed` for a document the role's schema rejects).
+    """
+    prepared = prepare(schema, text, operation_name)
+    values = coerce_variables(schema, prepared, variables)
+    if prepared.operation.operation != OperationType.MUTATION:
+        plan, _, _ = plan_query(
+            schema,
+            ir.tables,
+            prepared.operation,
+            prepared.fragments,
+            values,
+            stringify=stringify,
+            role=role,
+        )
+        statement, aliases = render_query(plan)
+        return [("query", statement)] if aliases else []
+    out: list[tuple[str, Statement | None]] = []
+    roots = plan_mutation(
+        schema,
+        ir.tables,
+        prepared.operation,
+        prepared.fragments,
+        values,
+        stringify=stringify,
+        role=role,
+    )
+    for alias, root in roots:
+        if root is None:
+            continue
+        if root.query is not None:
+            out.append((alias, render_root(root.query)))
+            continue
+        for write in root.writes:
+            nested = isinstance(write, Insert) and (write.nested or not write.rows)
+            out.append((alias, None if nested else render_write(write, root)))
+    return out
+
+
+def format_statements(statements: list[tuple[str, Statement | None]]) -> str:
+    """SQL text: per statement a `-- label` line, the SQL with `;`, and one comment line per
+    parameter saying where its value comes from."""
+    if not statements:
+        return "-- no SQL: the operation reads only introspection fields\n"
+    lines: list[str] = []
+    for label, statement in statements:
+        lines.append(f"-- {label}")
+        if statement is None:
+            lines.append("-- a nested insert: written row by row, statements depend on the rows")
+            continue
+        lines.append(statement.sql + ";")
+        lines.extend(
+            f"-- ${n}: {describe_param(p)}" for n, p in enumerate(statement.params, start=1)
+        )
+    return "\n".join(lines) + "\n"
+
+
+def describe_param(param: Any) -> str:
+    """Where a parameter's value comes from: a literal, a variable, the session."""
+    source = param.source
+    kind = f"{param.pg_type}[]" if param.is_list else param.pg_type
+    if isinstance(source, Const):
+        return f"{json.dumps(source.value)} ({kind})"
+    if isinstance(source, VarRef):
+        return f"variable ${source.name} ({kind})"
+    if isinstance(source, SessionRef):
+        return f"session variable {source.name} ({kind})"
+    if isinstance(source, SessionJson):
+        return f"the session variables as JSON ({kind})"
+    return f"{source!r} ({kind})"
