@@ -16,8 +16,10 @@ from svc.errors import SvcError
 JSON = dict[str, Any]
 
 
-class QualifiedName(msgspec.Struct, frozen=True, omit_defaults=True, order=True):
-    """`{schema, name}` of a table, view or function; `schema` defaults to `public`."""
+class QualifiedName(msgspec.Struct, frozen=True, order=True):
+    """`{schema, name}` of a table, view or function; `schema` defaults to `public` and is
+    always exported (as the reference does; msgspec's `omit_defaults` would compare the
+    default by identity and export it only sometimes)."""
 
     name: str
     schema: str = "public"
