@@ -331,7 +331,8 @@ class Planner:
             elif key in table.relationship_map:
                 rel = table.relationship_map[key]
                 target = self._target(rel)
-                keys.extend(self._order_item(target, sub, (*path, Hop(target.name, rel.mapping))))
+                hop = Hop(target.name, rel.mapping, self.permission_filter(target))
+                keys.extend(self._order_item(target, sub, (*path, hop)))
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
                 keys.extend(self._agg_order(path, self._target(rel), rel.mapping, sub, None))
@@ -350,8 +351,9 @@ class Planner:
             cols = self.reader.concrete(cols)
             if cols is None:
                 continue
+            where = self.permission_filter(target)
             if op == "count":
-                leaf = AggLeaf(target.name, mapping, "count", None, function)
+                leaf = AggLeaf(target.name, mapping, "count", None, function, where)
                 keys.append(_key(path, leaf, cols))
                 continue
             tcols = {c.gql_name: c for c in target.columns}
@@ -359,7 +361,7 @@ class Planner:
                 direction = self.reader.concrete(direction)
                 if direction is None:
                     continue
-                leaf = AggLeaf(target.name, mapping, op, tcols[col_name].name, function)
+                leaf = AggLeaf(target.name, mapping, op, tcols[col_name].name, function, where)
                 keys.append(_key(path, leaf, direction))
         return keys
 

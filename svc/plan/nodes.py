@@ -147,10 +147,12 @@ TRUE = And(())
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One object-relationship step of an order-by path."""
+    """One object-relationship step of an order-by path; `where` is the role's filter on
+    the target (a hidden row orders as null, as in the reference)."""
 
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]
+    where: BoolExp = TRUE
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +164,7 @@ class AggLeaf:
     op: str
     column: str | None
     function: FnCall | None = None  # a `SETOF` computed field instead of a relationship
+    where: BoolExp = TRUE  # the role's filter on the target: only visible rows count
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,15 @@ JSON_HEADERS = [(b"content-type", b"application/json; charset=utf-8")]
 NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
 
 
+def _header_value(raw: bytes) -> str:
+    """Header values are read as UTF-8 (as the reference reads session variables), falling
+    back to latin-1 for bytes that are not UTF-8."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
 class App:
     """ASGI 3 application; the engine is started by the lifespan protocol."""
 
@@ -96,7 +105,7 @@ class App:
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         """Route one request; returns (status, body, headers)."""
         method, path = scope["method"], scope["path"].rstrip("/") or "/"
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = {k.decode("latin-1").lower(): _header_value(v) for k, v in scope["headers"]}
         try:
             if path == "/healthz":
                 return 200, b"OK", [(b"content-type", b"text/plain")]

@@ -236,12 +236,16 @@ class Renderer:
             hop = path[0]
             inner = self.alias("_o")
             cond = self.join_condition(hop.mapping, alias, inner)
+            if hop.where != TRUE:
+                cond = f"({cond}) AND ({self.bool_exp(hop.where, inner)})"
             value = self._path_expr(path[1:], leaf, inner)
             return f"(SELECT {value} FROM {qualified(hop.table)} AS {inner} WHERE {cond} LIMIT 1)"
         if isinstance(leaf, str | FnCall):
             return self.column_expr(leaf, alias)
         inner = self.alias("_a")
         cond = self.join_condition(leaf.mapping, alias, inner)
+        if leaf.where != TRUE:
+            cond = f"({cond}) AND ({self.bool_exp(leaf.where, inner)})"
         agg = "count(*)" if leaf.op == "count" else f"{leaf.op}({inner}.{ident(leaf.column or '')})"
         source = self.source(leaf.table, leaf.function, alias)
         return f"(SELECT {agg} FROM {source} AS {inner} WHERE {cond})"
