@@ -234,7 +234,7 @@ def test_golden_sql(
     assert text == snapshot(extension_class=GoldenSQL)
     args = resolve(stmt.params, coerced, {})
     values = loop.run_until_complete(db.query_json(stmt.sql, args, len(compiled.aliases)))
-    assert all(v.startswith(("[", "{", "null")) for v in values)
+    assert all(v.startswith((b"[", b"{", b"null")) for v in values)
 
 
 MUTATIONS: dict[str, str] = {

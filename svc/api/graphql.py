@@ -237,7 +237,7 @@ class GraphQLService:
         if compiled.aliases:
             args = resolve(compiled.statement.params, variables, session)
             texts = await self.db.query_json(compiled.statement.sql, args, len(compiled.aliases))
-            values = {a: t.encode() for a, t in zip(compiled.aliases, texts, strict=True)}
+            values = dict(zip(compiled.aliases, texts, strict=True))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
 
     def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:

@@ -55,6 +55,11 @@ def plan_mutation(
     return out
 
 
+def _as_bytes(value: Any) -> bytes:
+    """A JSON answer column (bytes from the json codec) as bytes."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
 class MutationRunner:
     """Executes planned mutation roots on one connection inside a transaction."""
 
@@ -83,7 +88,7 @@ class MutationRunner:
         if root.query is not None:
             stmt = render_root(root.query)
             text = await self._fetch(stmt)
-            return b"null" if text is None else str(text).encode()
+            return b"null" if text is None else _as_bytes(text)
         if root.many:
             answers = [await self._write(w, root) for w in root.writes]
             return b"[" + b",".join(answers) + b"]"
@@ -116,7 +121,7 @@ class MutationRunner:
         else:
             stmt = render_write(write, root)
         text = await self._fetch(stmt)
-        return b"null" if text is None else str(text).encode()
+        return b"null" if text is None else _as_bytes(text)
 
     async def _insert_rows(
         self, ins: Insert, fixed: dict[str, Any]

@@ -108,7 +108,7 @@ class RestResponse:
 
     body: bytes
     status: int = 200
-    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list)
 
 
 def match(
@@ -218,7 +218,7 @@ async def run_rest(
     else:
         decoded = _decode(body)
         body = msgspec.json.encode(decoded.get("data") if isinstance(decoded, dict) else decoded)
-    headers: list[tuple[bytes, bytes]] = []
+    headers: list[tuple[str, str]] = []
     if endpoint.ttl is not None:
-        headers.append((b"cache-control", f"max-age={endpoint.ttl}".encode()))
+        headers.append(("cache-control", f"max-age={endpoint.ttl}"))
     return RestResponse(body, 200, headers)

@@ -56,6 +56,18 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         help="return bigint, numeric and double precision values as strings",
     )
+    p.add_argument(
+        "--server-interface",
+        choices=["rsgi", "asgi"],
+        help="Granian interface (SVC_GRAPHQL_SERVER_INTERFACE, rsgi: fastest; asgi reads "
+        "non-ASCII header values, which Granian's RSGI drops)",
+    )
+    p.add_argument(
+        "--infer-function-permissions",
+        choices=["true", "false"],
+        help="a role may call a function whose table it may select "
+        "(SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS, true)",
+    )
     p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
 
 
@@ -145,6 +157,8 @@ def _export_options(args: argparse.Namespace) -> None:
         "enable_allowlist": "SVC_GRAPHQL_ENABLE_ALLOWLIST",
         "enabled_apis": "SVC_GRAPHQL_ENABLED_APIS",
         "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
+        "server_interface": "SVC_GRAPHQL_SERVER_INTERFACE",
+        "infer_function_permissions": "SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS",
     }
     for attr, var in mapping.items():
         value = getattr(args, attr, None)
@@ -155,13 +169,14 @@ def _export_options(args: argparse.Namespace) -> None:
 def serve(args: argparse.Namespace) -> int:
     """Run Granian with the ASGI app; start and stop an embedded Postgres if needed."""
     from granian import Granian
-    from granian.constants import Interfaces
+    from granian.constants import Interfaces, Loops
 
     from svc.config import Config
     from svc.execute.embedded import EmbeddedPostgres, default_data_dir
 
     _export_options(args)
     config = Config.from_env()
+    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "rsgi").lower() == "asgi"
     embedded = None
     if not config.database_url:
         data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
@@ -172,10 +187,13 @@ def serve(args: argparse.Namespace) -> int:
     try:
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
         Granian(
-            "svc.server.app:create_app",
+            # RSGI and uvloop: measured fastest in bench/ (ARCHITECTURE.md); the ASGI app
+            # `svc.server.app:create_app` serves the same routes under any ASGI server.
+            f"svc.server.{'app' if asgi else 'rsgi'}:create_app",
             address=config.host,
             port=config.port,
-            interface=Interfaces.ASGI,
+            interface=Interfaces.ASGI if asgi else Interfaces.RSGI,
+            loop=Loops.uvloop,
             workers=config.workers,
             factory=True,
             log_access=False,

@@ -31,12 +31,29 @@ Connection = asyncpg.Connection
 PostgresError = asyncpg.PostgresError
 
 
+def _text_bytes(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else value
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    # json/jsonb arrive as text: svc never decodes result rows (design brief 3).
-    for name in ("json", "jsonb"):
-        await conn.set_type_codec(
-            name, encoder=lambda v: v, decoder=lambda v: v, schema="pg_catalog", format="text"
-        )
+    # json/jsonb arrive as the bytes Postgres sent (binary format: json is its text, jsonb
+    # a version byte and its text): svc writes them into the response without decoding.
+    await conn.set_type_codec(
+        "json", encoder=_text_bytes, decoder=bytes, schema="pg_catalog", format="binary"
+    )
+    await conn.set_type_codec(
+        "jsonb",
+        encoder=lambda v: b"\x01" + _text_bytes(v),
+        decoder=lambda v: bytes(v[1:]),
+        schema="pg_catalog",
+        format="binary",
+    )
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool release hook: no reset query. asyncpg's default (`RESET ALL`, `UNLISTEN *`, …)
+    is a second round trip per GraphQL request; only `Database.transaction` can leave
+    session state behind (run_sql), and it resets the connection itself."""
 
 
 class Database:
@@ -57,6 +74,7 @@ class Database:
                 init=_init_connection,
                 server_settings={"timezone": "UTC", "application_name": "svc"},
                 statement_cache_size=1024,
+                reset=_keep_session,
             )
         except (OSError, asyncpg.PostgresError) as exc:
             raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
@@ -70,8 +88,13 @@ class Database:
     @contextlib.asynccontextmanager
     async def transaction(self, *, read_only: bool = False) -> AsyncIterator[asyncpg.Connection]:
         """A pooled connection inside one transaction (committed on normal exit)."""
-        async with self.pool.acquire() as conn, conn.transaction(readonly=read_only):
-            yield conn
+        async with self.pool.acquire() as conn:
+            try:
+                async with conn.transaction(readonly=read_only):
+                    yield conn
+            finally:  # run_sql may SET, LISTEN, DECLARE or take advisory locks
+                if not conn.is_closed():
+                    await conn.execute(conn.get_reset_query())
 
     async def init_catalog(self) -> None:
         """Create `hdb_catalog` if missing (idempotent, safe under concurrent starts)."""
@@ -79,8 +102,8 @@ class Database:
             await conn.execute(INIT_LOCK_SQL)
             await conn.execute(INIT_SQL)
 
-    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[str, ...]:
-        """Run a compiled query returning one row of `columns` JSON texts.
+    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[bytes, ...]:
+        """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes).
 
         Raises the mapped `SvcError` for a Postgres error (`svc.execute.errors`).
         """
@@ -90,7 +113,7 @@ class Database:
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
         assert row is not None
-        return tuple(row[i] if row[i] is not None else "null" for i in range(columns))
+        return tuple(row[i] if row[i] is not None else b"null" for i in range(columns))
 
     async def explain(self, sql: str, args: list[Any]) -> list[str]:
         """`EXPLAIN` lines of a compiled statement with its arguments."""
@@ -109,8 +132,8 @@ class Database:
         return decode_catalog(text)
 
     @staticmethod
-    async def read_metadata(conn: asyncpg.Connection, *, lock: bool) -> tuple[str, int]:
-        """`(metadata JSON text, resource_version)`; `lock` takes the row lock for a write."""
+    async def read_metadata(conn: asyncpg.Connection, *, lock: bool) -> tuple[bytes, int]:
+        """`(metadata JSON, resource_version)`; `lock` takes the row lock for a write."""
         row = await conn.fetchrow(LOCK_METADATA_SQL if lock else READ_METADATA_SQL)
         assert row is not None
         return row[0], row[1]

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -30,7 +31,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-JSON_HEADERS = [(b"content-type", b"application/json; charset=utf-8")]
+JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
 NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
 
 
@@ -43,8 +44,28 @@ def _header_value(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
+@dataclass(slots=True)
+class Request:
+    """One HTTP request, whatever the server interface (ASGI or Granian's RSGI).
+
+    `headers` has lower-case names; `raw_path` is the still percent-encoded path when the
+    interface gives it (RESTified endpoints keep `%2F` inside a segment); `body()` reads the
+    whole body."""
+
+    method: str
+    path: str
+    raw_path: str | None
+    query_string: bytes
+    headers: dict[str, str]
+    body: Callable[[], Awaitable[bytes]]
+
+
+Response = tuple[int, bytes, list[tuple[str, str]]]
+
+
 class App:
-    """ASGI 3 application; the engine is started by the lifespan protocol."""
+    """ASGI 3 application; the engine is started by the lifespan protocol. `handle` is
+    interface-neutral; `svc.server.rsgi` serves the same app over RSGI."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -86,29 +107,49 @@ class App:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        method, path = scope["method"], scope["path"]
-        status, body, headers = await self.handle(scope, receive)
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+
+        async def body() -> bytes:
+            chunks: list[bytes] = []
+            while True:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    return b"".join(chunks)
+
+        raw_path = scope.get("raw_path")
+        request = Request(
+            scope["method"],
+            scope["path"],
+            raw_path.decode("latin-1") if raw_path else None,
+            scope.get("query_string", b""),
+            {k.decode("latin-1").lower(): _header_value(v) for k, v in scope["headers"]},
+            body,
+        )
+        status, payload, headers = await self.handle(request)
+        raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": payload})
+        self.log(request, status, started)
+
+    def log(self, request: Request, status: int, started: float) -> None:
+        """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`)."""
         if self.config.log_requests:
-            log = {
+            entry = {
                 "type": "http-log",
-                "method": method,
-                "path": path,
+                "method": request.method,
+                "path": request.path,
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 3),
             }
-            sys.stdout.write(_encode(log).decode() + "\n")
+            sys.stdout.write(_encode(entry).decode() + "\n")
 
-    async def handle(
-        self, scope: Scope, receive: Receive
-    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    async def handle(self, request: Request) -> Response:
         """Route one request; returns (status, body, headers)."""
-        method, path = scope["method"], scope["path"].rstrip("/") or "/"
-        headers = {k.decode("latin-1").lower(): _header_value(v) for k, v in scope["headers"]}
+        method, path = request.method, request.path.rstrip("/") or "/"
+        headers = request.headers
         try:
             if path == "/healthz":
-                return 200, b"OK", [(b"content-type", b"text/plain")]
+                return 200, b"OK", [("content-type", "text/plain")]
             if path == "/v1/version" and method == "GET":
                 return 200, _encode({"version": VERSION}), JSON_HEADERS
             engine = self.engine
@@ -117,25 +158,21 @@ class App:
             session = await self.auth.session(headers)
             if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
                 self._require_api("graphql")
-                body, more = b"", True
-                while more:
-                    message = await receive()
-                    body, more = body + message.get("body", b""), message.get("more_body", False)
-                raw_path = scope.get("raw_path")  # still percent-encoded: `%2F` stays in a segment
-                full = raw_path.decode("latin-1") if raw_path else scope["path"]
+                body = await request.body()
+                full = request.raw_path or request.path  # raw: `%2F` stays in a segment
                 rest = RestRequest(
                     method,
                     full.split("?")[0][len("/api/rest/") :],
-                    scope.get("query_string", b""),
+                    request.query_string,
                     body,
                     headers.get("content-type", ""),
-                    path_is_raw=bool(raw_path),
+                    path_is_raw=request.raw_path is not None,
                 )
                 answer = await engine.rest(rest, session.role, session.variables)
                 return answer.status, answer.body, JSON_HEADERS + answer.headers
             if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
                 self._require_api("graphql")
-                raw = await self._json(receive)
+                raw = await self._json(request)
                 return (
                     200,
                     await engine.graphql(raw, session.role, session.variables),
@@ -143,19 +180,19 @@ class App:
                 )
             if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
                 self._require_api("metadata")
-                raw = await self._json(receive)
+                raw = await self._json(request)
                 answer = await engine.metadata(raw, session.role, session.variables)
                 return 200, _encode(answer), JSON_HEADERS
             if path == "/v1/graphql/explain" and method == "POST":
                 self._require_api("metadata")
-                raw = await self._json(receive)
+                raw = await self._json(request)
                 self._require_admin(session)
                 return 200, _encode(await engine.explain(raw)), JSON_HEADERS
             if path == "/v1alpha1/pg_dump" and method == "POST":
                 self._require_api("pgdump")
-                raw = await self._json(receive)
+                raw = await self._json(request)
                 self._require_admin(session)
-                return 200, await self._pg_dump(raw), [(b"content-type", b"application/sql")]
+                return 200, await self._pg_dump(raw), [("content-type", "application/sql")]
             if path == "/v1alpha1/config" and method == "GET":
                 self._require_api("config")
                 self._require_admin(session)
@@ -177,15 +214,9 @@ class App:
             raise SvcError("access-denied", "restricted access : admin only", path="$.args")
 
     @staticmethod
-    async def _json(receive: Receive) -> Any:
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
+    async def _json(request: Request) -> Any:
         try:
-            return _decode(b"".join(chunks))
+            return _decode(await request.body())
         except msgspec.DecodeError:
             raise SvcError("invalid-json", "invalid json", path="$") from None
 
