@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +128,21 @@ class ServerProcess:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+@contextlib.contextmanager
+def server_with(
+    pg_url: str, steps: list[dict[str, Any]], *args: str, **kw: Any
+) -> Iterator[ServerProcess]:
+    """A server on a new database after the metadata `steps` ran (one `bulk`), stopped on
+    exit; `args`/`kw` go to `ServerProcess`."""
+    s = ServerProcess(create_database(pg_url), *args, **kw)
+    try:
+        r = s.query({"type": "bulk", "args": steps})
+        assert r.status_code == 200, r.text
+        yield s
+    finally:
+        s.stop()
 
 
 def author_article_steps() -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from svc.metadata.collections import (
     strip_cached,
 )
 from svc.metadata.model import Metadata, metadata_from_obj
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 SETUP = """
 create table item (id serial primary key, name text, flag boolean, n int);
@@ -59,7 +59,6 @@ def endpoint(name: str, url: str, query: str, methods: list[str] | None = None) 
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(create_database(pg_url), "--enable-allowlist")
     steps: list[dict[str, Any]] = [
         {"type": "run_sql", "args": {"sql": SETUP}},
         {"type": "track_table", "args": {"name": "item"}},
@@ -85,12 +84,8 @@ def srv(pg_url: str) -> Iterator[ServerProcess]:
         endpoint("add", "add", "add", ["POST"]),
         endpoint("all", "all", "all"),
     ]
-    r = s.query({"type": "bulk", "args": steps})
-    assert r.status_code == 200, r.text
-    try:
+    with server_with(pg_url, steps, "--enable-allowlist") as s:
         yield s
-    finally:
-        s.stop()
 
 
 def ok(r: httpx.Response) -> Any:

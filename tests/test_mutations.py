@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, author_article_steps, create_database
+from tests.support import ServerProcess, author_article_steps, server_with
 
 SETUP = """
 create table author (id serial primary key, name text not null unique, profile jsonb
@@ -20,14 +20,9 @@ create table article (id serial primary key, title text not null check (length(t
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(create_database(pg_url))
     steps = [{"type": "run_sql", "args": {"sql": SETUP}}, *author_article_steps()]
-    r = s.query({"type": "bulk", "args": steps})
-    assert r.status_code == 200, r.text
-    try:
+    with server_with(pg_url, steps) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def rows(s: ServerProcess, sql: str) -> list[list[str]]:

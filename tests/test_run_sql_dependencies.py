@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, author_article_steps, create_database
+from tests.support import ServerProcess, author_article_steps, server_with
 
 SETUP = """
 create table author (id serial primary key, name text not null);
@@ -38,14 +38,9 @@ PERMISSIONS: list[dict[str, Any]] = [
 
 @pytest.fixture
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(create_database(pg_url))
     steps = [{"type": "run_sql", "args": {"sql": SETUP}}, *author_article_steps(), *PERMISSIONS]
-    r = s.query({"type": "bulk", "args": steps})
-    assert r.status_code == 200, r.text
-    try:
+    with server_with(pg_url, steps) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def run_sql(s: ServerProcess, sql: str, **extra: Any) -> Any:

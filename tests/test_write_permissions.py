@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, author_article_steps, create_database
+from tests.support import ServerProcess, author_article_steps, server_with
 
 SETUP = """
 create table author (id serial primary key, name text not null unique);
@@ -85,16 +85,10 @@ STEPS: list[dict[str, Any]] = [
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(create_database(pg_url))
     steps = [{"type": "run_sql", "args": {"sql": SETUP}}, *author_article_steps()]
     # Computed fields first: the select permission names one.
-    ordered = [*steps, *STEPS[6:], *STEPS[:6]]
-    r = s.query({"type": "bulk", "args": ordered})
-    assert r.status_code == 200, r.text
-    try:
+    with server_with(pg_url, [*steps, *STEPS[6:], *STEPS[:6]]) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def as_user(user: int | str, role: str = "user") -> dict[str, Any]:
