@@ -43,23 +43,19 @@ class MutationTypes:
     # -- what the role may write (Hasura's rules) ---------------------------------------
     def insert_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may give on insert (presets excluded); None: no insert."""
-        if not table.insertable:
-            return None
-        if self.b.role == "admin":
-            return table.columns
-        perm = table.insert_permissions.get(self.b.role)
-        if perm is None or perm.backend_only:
-            return None
-        return tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
+        return self._writable(table, "insert") if table.insertable else None
 
     def update_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may set on update (presets excluded); None: no update. Updates
         need a select permission too (their `where` reads the table)."""
         if not table.updatable_rows or table.name not in self.b.tables:
             return None
+        return self._writable(table, "update")
+
+    def _writable(self, table: Table, kind: str) -> tuple[Column, ...] | None:
         if self.b.role == "admin":
             return table.columns
-        perm = table.update_permissions.get(self.b.role)
+        perm = getattr(table, f"{kind}_permissions").get(self.b.role)
         if perm is None or perm.backend_only:
             return None
         return tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
