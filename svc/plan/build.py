@@ -347,11 +347,11 @@ class Planner:
         function: FnCall | None,
     ) -> list[OrderKey]:
         keys: list[OrderKey] = []
+        where = self.permission_filter(target)
         for op, cols in sub.items():
             cols = self.reader.concrete(cols)
             if cols is None:
                 continue
-            where = self.permission_filter(target)
             if op == "count":
                 leaf = AggLeaf(target.name, mapping, "count", None, function, where)
                 keys.append(_key(path, leaf, cols))

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from svc.config import Config
-from svc.server.app import App, Request, _header_value
+from svc.server.app import App, Request
 
 
 class RsgiApp:
@@ -36,7 +36,8 @@ class RsgiApp:
         if scope.proto != "http":
             return
         started = time.perf_counter()
-        headers = {k.lower(): _header_value(v.encode("latin-1")) for k, v in scope.headers.items()}
+        # Granian gives lower-case names and only ASCII values (it drops the others).
+        headers = dict(scope.headers.items())
 
         async def body() -> bytes:
             data: bytes = await protocol()
