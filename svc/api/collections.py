@@ -27,7 +27,7 @@ from graphql import (
     visit,
 )
 
-from svc.api.graphql import RULES
+from svc.api.validate import RULES
 from svc.errors import SvcError
 from svc.ir import Ir
 from svc.metadata import collections as mc

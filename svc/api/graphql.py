@@ -19,7 +19,6 @@ from graphql import (
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSchema,
-    NoUnusedVariablesRule,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
@@ -27,8 +26,6 @@ from graphql import (
     Visitor,
     execute_sync,
     parse,
-    specified_rules,
-    validate,
     visit,
 )
 from graphql.execution.collect_fields import collect_fields
@@ -37,6 +34,7 @@ from graphql.execution.values import get_variable_values
 from svc.api.allowlist import check_allowed
 from svc.api.mutation import execute_mutation, plan_mutation
 from svc.api.state import State
+from svc.api.validate import select_rules, validate_document
 from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
@@ -84,8 +82,6 @@ def decode_request(raw: Any) -> GraphQLRequest:
         raise SvcError("parse-failed", str(exc).split(" - at ")[0], path="$") from None
 
 
-# Hasura accepts variables an operation does not use.
-RULES = tuple(r for r in specified_rules if r is not NoUnusedVariablesRule)
 _FIELD_NOT_FOUND = re.compile(r"Cannot query field '([^']+)' on type '([^']+)'")
 
 
@@ -104,10 +100,10 @@ def _validation_error(err: GraphQLError) -> SvcError:
 def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Prepared:
     """Parse, validate and pick the operation; raises `validation-failed`."""
     try:
-        document = parse(query)
+        document = parse(query, no_location=True)  # svc reports paths, not locations
     except GraphQLError as exc:
         raise validation_failed(f"not a valid graphql query: {exc.message}", "$.query") from None
-    errors = validate(schema, document, RULES)
+    errors = validate_document(schema, document, select_rules(document, query))
     if errors:
         raise _validation_error(errors[0])
     ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -128,7 +124,8 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
     op = chosen[0]
     if op.operation == OperationType.MUTATION and schema.mutation_type is None:
         raise validation_failed("no mutations exist", "$")
-    return Prepared(document, op, fragments, structural=_directive_variables(document))
+    structural = _directive_variables(document) if "@" in query else frozenset()
+    return Prepared(document, op, fragments, structural=structural)
 
 
 def _directive_variables(document: DocumentNode) -> frozenset[str]:

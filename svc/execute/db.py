@@ -56,33 +56,96 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     session state behind (run_sql), and it resets the connection itself."""
 
 
-class Database:
-    """A pool plus catalog helpers. Create with `await Database.connect(url)`."""
+_SETTINGS = {"timezone": "UTC", "application_name": "svc"}
+_STATEMENT_CACHE = 1024  # prepared statements kept per connection (asyncpg's LRU)
 
-    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
+
+class ReadConnections:
+    """The connections of the read path (`query_json`): a queue of `size` slots, each an
+    idle connection or None until first needed (so a quiet process holds few).
+
+    Cheaper per request than asyncpg's pool (no holder bookkeeping, no release hook or
+    timeout handling), as the benchmark's limit server does. A connection goes back to
+    the queue after a result or a Postgres error (the server refused the statement; the
+    session is fine); after anything else (cancellation, a lost connection) it is
+    terminated and its slot reconnects on next use, so a half-read protocol state never
+    serves another request.
+    """
+
+    def __init__(self, url: str, size: int) -> None:
+        self.url = url
+        self.idle: asyncio.Queue[asyncpg.Connection | None] = asyncio.Queue()
+        for _ in range(size):
+            self.idle.put_nowait(None)
+        self.opened: set[asyncpg.Connection] = set()
+
+    async def _open(self) -> asyncpg.Connection:
+        conn = await asyncpg.connect(
+            self.url, server_settings=_SETTINGS, statement_cache_size=_STATEMENT_CACHE
+        )
+        await _init_connection(conn)
+        self.opened.add(conn)
+        return conn
+
+    async def fetchrow(self, sql: str, args: list[Any]) -> asyncpg.Record | None:
+        """The first row of `sql` with `args`; raises what asyncpg raises."""
+        conn = await self.idle.get()
+        try:
+            if conn is None or conn.is_closed():
+                conn = await self._open()
+            row = await conn.fetchrow(sql, *args)
+        except asyncpg.PostgresError:
+            self.idle.put_nowait(conn)
+            raise
+        except BaseException:
+            if conn is not None:
+                self.opened.discard(conn)
+                conn.terminate()
+            self.idle.put_nowait(None)
+            raise
+        self.idle.put_nowait(conn)
+        return row
+
+    async def close(self) -> None:
+        """Close every connection this queue opened."""
+        for conn in list(self.opened):
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=5)
+        self.opened.clear()
+
+
+class Database:
+    """A pool (metadata, mutations, explain, run_sql) plus the read path's connections,
+    and catalog helpers. Create with `await Database.connect(url)`."""
+
+    def __init__(self, pool: asyncpg.Pool, url: str, reads: ReadConnections) -> None:
         self.pool = pool
         self.url = url
+        self.reads = reads
 
     @classmethod
-    async def connect(cls, url: str, *, min_size: int = 2, max_size: int = 10) -> Database:
-        """Open a pool to `url`; raises `SvcError` `postgres-error` 500 when unreachable."""
+    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> Database:
+        """Open a pool to `url` of up to `max(2, max_size // 2)` connections and a read
+        path of up to `max_size` (queries, opened on demand); raises `SvcError`
+        `postgres-error` 500 when unreachable."""
         try:
             pool = await asyncpg.create_pool(
                 url,
                 min_size=min_size,
-                max_size=max_size,
+                max_size=max(2, max_size // 2),
                 init=_init_connection,
-                server_settings={"timezone": "UTC", "application_name": "svc"},
-                statement_cache_size=1024,
+                server_settings=_SETTINGS,
+                statement_cache_size=_STATEMENT_CACHE,
                 reset=_keep_session,
             )
         except (OSError, asyncpg.PostgresError) as exc:
             raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
         assert pool is not None
-        return cls(pool, url)
+        return cls(pool, url, ReadConnections(url, max_size))
 
     async def close(self) -> None:
         """Close every connection."""
+        await self.reads.close()
         await self.pool.close()
 
     @contextlib.asynccontextmanager
@@ -108,10 +171,11 @@ class Database:
         Raises the mapped `SvcError` for a Postgres error (`svc.execute.errors`).
         """
         try:
-            async with self.pool.acquire() as conn:
-                row = await conn.fetchrow(sql, *args)
+            row = await self.reads.fetchrow(sql, args)
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
+        except (OSError, asyncpg.InterfaceError) as exc:
+            raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
         assert row is not None
         return tuple(row[i] if row[i] is not None else b"null" for i in range(columns))
 
