@@ -1,10 +1,10 @@
 """Render plan nodes to one SQL statement in which Postgres builds the JSON answer.
 
 Shape (reference notes, "SQL shape"): a list is `coalesce(json_agg(<row json> ORDER BY …),
-'[]')` over a base subquery that applies `WHERE`/`ORDER BY`/`LIMIT`; relationships are
-`LEFT OUTER JOIN LATERAL`s; a row is `row_to_json((SELECT "_e" FROM (SELECT … AS "alias")
-AS "_e"))`. Every value is a `$n` parameter sent as text and cast to the column's type;
-every identifier is quoted.
+'[]')` over a base subquery that applies `WHERE`/`ORDER BY`/`LIMIT`; array relationships
+are `LEFT OUTER JOIN LATERAL`s, object relationships onto a key plain `LEFT OUTER JOIN`s; a
+row is `row_to_json((SELECT "_e" FROM (SELECT … AS "alias") AS "_e"))`. Every value is a
+`$n` parameter sent as text and cast to the column's type; every identifier is quoted.
 """
 
 from __future__ import annotations
@@ -343,28 +343,27 @@ class Renderer:
             if f.json_path is not None:
                 value = f"({value} #> {self.param(f.json_path)})"
             return f"({value})::text" if f.as_text else value
+        if f.unique and f.mapping and isinstance(f.select, Select):
+            return self._object_join(f, f.select, alias, joins)
         rel = self.alias("_r")
-        if f.unique and isinstance(f.select, Select):
-            joins.append(self._object_join(f, alias, rel))
-        else:
-            sub = self.selection(f.select, (f.mapping, alias))
-            joins.append(f"LEFT OUTER JOIN LATERAL ({sub}) AS {rel} ON true")
+        sub = self.selection(f.select, (f.mapping, alias))
+        joins.append(f"LEFT OUTER JOIN LATERAL ({sub}) AS {rel} ON true")
         return f"{rel}.{ident('v')}"
 
-    def _object_join(self, f: RelField, parent: str, rel: str) -> str:
-        """A plain lateral join Postgres can flatten into a hash or merge join."""
-        assert isinstance(f.select, Select)
+    def _object_join(self, f: RelField, sel: Select, parent: str, joins: list[str]) -> str:
+        """An object relationship onto a key of the target: a plain `LEFT OUTER JOIN` in
+        the parent's `FROM` (its own joins follow it), and the object's JSON built where
+        the parent's row is, so only for rows that are answered. Built inside the join,
+        Postgres would compute it for every row of the target when it hashes that side.
+        A matched row has its join columns non-null; an unmatched one is all nulls."""
         b = self.alias("_b")
-        joins: list[str] = []
-        obj = self.row_json(f.select.fields, b, joins)
         cond = self.join_condition(f.mapping, parent, b)
-        if f.select.rows.where != TRUE:
-            cond = f"({cond}) AND ({self.bool_exp(f.select.rows.where, b)})"
-        return (
-            f"LEFT OUTER JOIN LATERAL (SELECT {obj} AS {ident('v')} FROM "
-            f"{qualified(f.select.rows.table)} AS {b} {' '.join(joins)} WHERE {cond}) AS {rel} "
-            "ON true"
-        )
+        if sel.rows.where != TRUE:
+            cond = f"({cond}) AND ({self.bool_exp(sel.rows.where, b)})"
+        joins.append(f"LEFT OUTER JOIN {qualified(sel.rows.table)} AS {b} ON {cond}")
+        obj = self.row_json(sel.fields, b, joins)
+        matched = f"{b}.{ident(f.mapping[0][1])}"
+        return f"CASE WHEN {matched} IS NULL THEN NULL ELSE {obj} END"
 
     def selection(
         self, sel: Select | Aggregate, join: tuple[tuple[tuple[str, str], ...], str] | None
