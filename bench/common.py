@@ -141,14 +141,17 @@ def _relationship_step(table: str, name: str, kind: str, remote: str | None, col
 
 
 async def load_chinook(eng: Engine) -> None:
-    """Load Chinook with `run_sql`, then track every public table and the relationships of
-    svc.graphql's header in one `bulk`."""
+    """Load Chinook with `run_sql` and `ANALYZE` it, then track every public table and the
+    relationships of svc.graphql's header in one `bulk`."""
     require(CHINOOK, "the Chinook dump")
     wanted = header_relationships(require(SVC_QUERIES, "svc.graphql"))
     ours = {f"{t}.{n}" for t, n, *_ in RELATIONSHIPS}
     if wanted != ours:
         sys.exit(f"bench: svc.graphql asks for relationships {sorted(wanted)}, not {sorted(ours)}")
     await metadata(eng, {"type": "run_sql", "args": {"sql": CHINOOK.read_text()}})
+    # Planner statistics, as a database in use has them (autovacuum would gather them
+    # within a minute, possibly in the middle of a run).
+    await metadata(eng, {"type": "run_sql", "args": {"sql": "ANALYZE"}})
     catalog = eng.state.catalog
     tables = sorted(t.name for t in catalog.tables if t.schema == "public" and t.kind in "rp")
     steps = [{"type": "track_table", "args": {"schema": "public", "name": t}} for t in tables]
