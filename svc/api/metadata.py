@@ -89,13 +89,13 @@ class Context:
         adopts them (they are served as inconsistent).
         """
         old = {i.key for i in self.ir.inconsistencies}
-        ir = build_ir(md, self.catalog)
+        ir = build_ir(md, self.catalog, self.ir)
         new = [i for i in ir.inconsistencies if i.key not in old]
         if new and on_new == "cascade":
-            md = apply.clone(md)
+            md = apply.derive(md)
             for issue in new:
                 drop_object(md, issue)
-            ir = build_ir(md, self.catalog)
+            ir = build_ir(md, self.catalog, ir)
         elif new and on_new == "dependency":
             names = ", ".join(i.describe() for i in new)
             raise SvcError(
@@ -113,7 +113,8 @@ class Context:
 
 
 def drop_object(md: Metadata, issue: Inconsistency) -> None:
-    """Remove the metadata object an inconsistency is about (in place, on a clone)."""
+    """Remove the metadata object an inconsistency is about from `md`, a document from
+    `apply.derive` (an entry it changes is first replaced by a private copy)."""
     if issue.type == "function":
         name = qualify(issue.definition.get("function"))
         md.functions = [f for f in md.functions if _function_name(f) != name]
@@ -121,16 +122,16 @@ def drop_object(md: Metadata, issue: Inconsistency) -> None:
     if issue.table is None:
         return
     if issue.type == "computed_field":
-        entry = md.table(issue.table)
-        if entry is not None:
+        if md.table(issue.table) is not None:
+            entry = apply.own_table(md, issue.table)
             entry.computed_fields = [
                 c for c in entry.computed_fields if c.get("name") != issue.relationship
             ]
         return
     if issue.relationship is not None:
-        entry = md.table(issue.table)
-        if entry is None:
+        if md.table(issue.table) is None:
             return
+        entry = apply.own_table(md, issue.table)
         if issue.type.endswith("_permission"):
             role, kind = issue.relationship.rsplit(".", 1)
             perms = [p for p in getattr(entry, f"{kind}_permissions") if p.get("role") != role]
@@ -226,7 +227,7 @@ def follow_catalog(ctx: Context, catalog: DbCatalog, *, check: bool) -> Metadata
         md = rename_columns(md, ctx.ir, table, names)
     for old, new in changes.table_renames.items():
         md = rename_table(md, old, new)
-    return md if md is not ctx.metadata else apply.clone(md)
+    return md if md is not ctx.metadata else apply.derive(md)
 
 
 async def run_sql(ctx: Context, body: QueryBody) -> Any:
@@ -254,7 +255,8 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     md.tables = [t for t in md.tables if (t.table.schema, t.table.name) in index]
     md.functions = [f for f in md.functions if _function_exists(catalog, _function_name(f))]
     if args.check_metadata_consistency is False:
-        ctx.metadata, ctx.ir, ctx.metadata_changed = md, build_ir(md, catalog), True
+        ctx.ir = build_ir(md, catalog, ctx.ir)
+        ctx.metadata, ctx.metadata_changed = md, True
     else:
         ctx.commit(md, on_new="cascade" if args.cascade else "dependency")
     return result
@@ -304,7 +306,7 @@ async def track_function(ctx: Context, body: QueryBody) -> Any:
         raise SvcError(
             "not-exists", f"no such function exists in postgres : {name.quoted()}", path="$.args"
         )
-    md = apply.clone(ctx.metadata)
+    md = apply.derive(ctx.metadata)
     md.functions.append(entry)
     ctx.commit(md)
     return SUCCESS
@@ -317,7 +319,7 @@ async def untrack_function(ctx: Context, body: QueryBody) -> Any:
         raise SvcError(
             "not-exists", f"function not found in cache : {name.quoted()}", path="$.args"
         )
-    md = apply.clone(ctx.metadata)
+    md = apply.derive(ctx.metadata)
     md.functions = [f for f in md.functions if _function_name(f) != name]
     ctx.commit(md)
     return SUCCESS
@@ -352,10 +354,10 @@ async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
 
 async def drop_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
     """Remove every inconsistent object from metadata (spec 4.8)."""
-    md = apply.clone(ctx.metadata)
+    md = apply.derive(ctx.metadata)
     for issue in ctx.ir.inconsistencies:
         drop_object(md, issue)
-    ctx.ir = build_ir(md, ctx.catalog)
+    ctx.ir = build_ir(md, ctx.catalog, ctx.ir)
     ctx.metadata, ctx.metadata_changed = md, True
     return SUCCESS
 
@@ -367,7 +369,7 @@ async def clear_metadata(ctx: Context, body: QueryBody) -> Any:
 
 async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
     ctx.catalog = await ctx.db.introspect(ctx.conn)
-    ctx.ir = build_ir(ctx.metadata, ctx.catalog)
+    ctx.ir = build_ir(ctx.metadata, ctx.catalog, ctx.ir)
     ctx.schema_changed = True
     return {**SUCCESS, "is_consistent": not ctx.ir.inconsistencies}
 

@@ -33,10 +33,17 @@ class State:
 
     @classmethod
     def build(
-        cls, version: int, metadata: Metadata, catalog: DbCatalog, infer_functions: bool = True
+        cls,
+        version: int,
+        metadata: Metadata,
+        catalog: DbCatalog,
+        infer_functions: bool = True,
+        previous: Ir | None = None,
     ) -> State:
-        """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR)."""
-        return cls(version, metadata, catalog, build_ir(metadata, catalog), infer_functions)
+        """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR),
+        keeping what is unchanged from the `previous` IR (`build_ir`)."""
+        ir = build_ir(metadata, catalog, previous)
+        return cls(version, metadata, catalog, ir, infer_functions)
 
     def schema(self, role: str) -> GraphQLSchema:
         """The GraphQL schema of `role` (built on first use)."""

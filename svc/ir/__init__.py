@@ -2,6 +2,7 @@
 
 `build_ir(metadata, catalog)` joins the metadata document with the introspected catalog.
 Everything that does not resolve becomes an `Inconsistency`; the IR keeps everything else.
+`build_ir(metadata, catalog, previous)` rebuilds only what changed since `previous`.
 """
 
 from svc.ir.build import build_ir

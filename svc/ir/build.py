@@ -8,12 +8,14 @@ decides whether a new one refuses a metadata write (`svc.api.metadata`) or is re
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
+from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
 from svc.ir.functions import FunctionError, resolve_computed_field, resolve_function
 from svc.ir.model import (
     SCALAR_NAMES,
@@ -46,60 +48,372 @@ def scalar_name(col: DbColumn) -> str:
     return SCALAR_NAMES.get(col.type_name, col.type_name)
 
 
-def build_ir(md: Metadata, catalog: DbCatalog) -> Ir:
-    """Resolve `md` against `catalog`; never raises for bad metadata, records it instead."""
+def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
+    """Resolve `md` against `catalog`; never raises for bad metadata, records it instead.
+
+    With `previous` (the IR of an earlier document, over any catalog), only the tables
+    whose entry or catalog table changed, and the tables that looked at those, are built
+    again, and of those only the stages whose inputs changed; every other table keeps its
+    build and its `Table` object (`svc.ir.cache`). A metadata operation then costs what it
+    touches, not the size of the document. The result equals a build without `previous`,
+    inconsistencies in the same order. Documents must not be changed in place once built:
+    unchanged entries are recognised by identity (`svc.metadata.apply` copies on write).
+    """
     index = catalog.table_index()
     issues: list[Inconsistency] = []
-    resolved: dict[QualifiedName, tuple[TableEntry, DbTable]] = {}
+    entries, dbs = _resolved(md, index, issues)
+    cache = previous.cache if previous is not None and previous.cache is not None else _EMPTY
+    run = _Run(entries, dbs, cache, catalog, index)
+    builds = run.builds()
+    for attribute in ("relationship_issues", "computed_field_issues", "permission_issues"):
+        for build in builds.values():
+            found = getattr(build, attribute)
+            if found:
+                issues.extend(found)
+    functions = _functions(md, run.fn_index, set(entries), issues)
+    return Ir(
+        tables={name: build.table for name, build in builds.items()},
+        inconsistencies=tuple(issues),
+        functions=functions,
+        cache=IrCache(builds, catalog.functions, run.dependents(builds)),
+    )
+
+
+class _Run:
+    """One build of the tables of `entries` (whose catalog tables are `dbs`) over a previous
+    build's `cache` (empty for a full build): which tables to redo, and each stage for all
+    tables."""
+
+    def __init__(
+        self,
+        entries: dict[QualifiedName, TableEntry],
+        dbs: dict[QualifiedName, DbTable],
+        cache: IrCache,
+        catalog: DbCatalog,
+        index: dict[tuple[str, str], DbTable],
+    ) -> None:
+        self.entries, self.dbs, self.cache, self.index = entries, dbs, cache, index
+        self.old = cache.tables
+        functions_same = same(cache.functions, catalog.functions)
+        self.fn_index = catalog.function_index()
+        self.old_functions = self.old if functions_same else {}  # computed fields read them
+        self.changed = _changed(entries, dbs, self.old, functions_same)
+        # Base tables and tracking change only for `changed`; relationships and computed
+        # fields read nothing else, so only these and the tables that looked at them are
+        # redone.
+        self.first = _reach(self.changed, cache.dependents, entries)
+        self.second = self.first  # and those whose permissions read a changed shape
+
+    def builds(self) -> dict[QualifiedName, TableBuild]:
+        """Every table's build, in document order."""
+        old, entries, dbs = self.old, self.entries, self.dbs
+        bases = {
+            name: _base(entry, dbs[name], old.get(name)) if name in self.first else old[name].base
+            for name, entry in entries.items()
+        }
+        early = self._early_stages(bases)
+        shapes = {
+            name: _shape(bases[name], stages[0][0], stages[1][0], old.get(name))
+            if (stages := early.get(name)) is not None
+            else old[name].shape
+            for name in entries
+        }
+        # Permissions read shapes: redo them also where a shape they read has changed (the
+        # readers of a table no longer tracked are in `first` already).
+        reshaped = {n for n in early if n not in old or shapes[n] is not old[n].shape}
+        self.second = self.first | _reach(reshaped, self.cache.dependents, entries)
+        builds: dict[QualifiedName, TableBuild] = {}
+        for name, entry in entries.items():
+            prev, db = old.get(name), dbs[name]
+            if name not in self.second:
+                assert prev is not None  # a table new to this build is in `changed`
+                builds[name] = _kept(prev, entry, db)
+                continue
+            rels, computed = early[name] if name in early else _stages(prev)
+            perms = _permission_stage(entry, bases[name], shapes, prev)
+            table = _final(bases[name], rels[0], computed[0], perms[0], prev)
+            builds[name] = TableBuild(
+                entry, db, bases[name], *rels, *computed, shapes[name], *perms, table=table
+            )
+        return builds
+
+    def _early_stages(
+        self, bases: dict[QualifiedName, Table]
+    ) -> dict[QualifiedName, tuple[_Stage, _Stage]]:
+        """Relationships and computed fields of the tables in `first`."""
+        tracked = dict.fromkeys(self.entries, True)
+        out: dict[QualifiedName, tuple[_Stage, _Stage]] = {}
+        for name in (n for n in self.entries if n in self.first):
+            entry, db = self.entries[name], self.dbs[name]
+            prev, base = self.old.get(name), bases[name]
+            rels = _relationship_stage(entry, db, base, bases, self.index, prev)
+            computed = _computed_stage(
+                entry, base, rels[0], self.fn_index, tracked, self.old_functions
+            )
+            out[name] = (rels, computed)
+        return out
+
+    def dependents(
+        self, builds: dict[QualifiedName, TableBuild]
+    ) -> dict[QualifiedName, frozenset[QualifiedName]]:
+        """The previous `dependents` updated for the tables built again or dropped."""
+        redone = self.second | {n for n in self.changed if n not in self.entries}
+        return _dependents(self.cache, builds, redone)
+
+
+# A stage's result, its inconsistencies, and the other tables it looked at.
+_Stage = tuple[Any, tuple[Inconsistency, ...], Seen]
+_NOTHING: _Stage = ((), (), ())
+_EMPTY = IrCache({}, (), {})
+
+
+def _changed(
+    entries: dict[QualifiedName, TableEntry],
+    dbs: dict[QualifiedName, DbTable],
+    old: dict[QualifiedName, TableBuild],
+    functions_same: bool,
+) -> set[QualifiedName]:
+    """Tables tracked or untracked since the previous build, and tables whose entry or
+    catalog table differs from it (or that have computed fields, when the catalog's
+    functions differ)."""
+    out = {name for name in old if name not in entries}
+    for name, entry in entries.items():
+        prev = old.get(name)
+        if (
+            prev is None
+            or not same(prev.entry, entry)
+            or not same(prev.db, dbs[name])
+            or (entry.computed_fields and not functions_same)
+        ):
+            out.add(name)
+    return out
+
+
+def _reach(
+    names: set[QualifiedName],
+    dependents: Mapping[QualifiedName, frozenset[QualifiedName]],
+    tracked: Mapping[QualifiedName, object],
+) -> set[QualifiedName]:
+    """`names` and the tables that looked at one of them, among the `tracked` ones."""
+    out = {n for n in names if n in tracked}
+    for name in names:
+        out.update(d for d in dependents.get(name, ()) if d in tracked)
+    return out
+
+
+def _kept(prev: TableBuild, entry: TableEntry, db: DbTable) -> TableBuild:
+    """`prev` for an unchanged table, holding the current (equal) entry and catalog table,
+    so the next build finds them by identity."""
+    if prev.entry is entry and prev.db is db:
+        return prev
+    return replace(prev, entry=entry, db=db)
+
+
+def _stages(prev: TableBuild | None) -> tuple[_Stage, _Stage]:
+    """The relationship and computed-field stages of a previous build."""
+    assert prev is not None  # only tables with unchanged inputs skip those stages
+    return (
+        (prev.relationships, prev.relationship_issues, prev.relationship_seen),
+        (prev.computed_fields, prev.computed_field_issues, prev.computed_field_seen),
+    )
+
+
+def _dependents(
+    cache: IrCache, builds: dict[QualifiedName, TableBuild], redone: set[QualifiedName]
+) -> dict[QualifiedName, frozenset[QualifiedName]]:
+    """`cache.dependents` updated for the tables built again (or dropped) in `redone`."""
+    out = dict(cache.dependents)
+    edited: dict[QualifiedName, set[QualifiedName]] = {}
+    for name in redone:
+        before = looked_at(cache.tables.get(name))
+        after = looked_at(builds.get(name))
+        for other in before - after:
+            edited.setdefault(other, set(out.get(other, ()))).discard(name)
+        for other in after - before:
+            edited.setdefault(other, set(out.get(other, ()))).add(name)
+    for other, names in edited.items():
+        if names:
+            out[other] = frozenset(names)
+        else:
+            out.pop(other, None)
+    return out
+
+
+def _resolved(
+    md: Metadata, index: dict[tuple[str, str], DbTable], issues: list[Inconsistency]
+) -> tuple[dict[QualifiedName, TableEntry], dict[QualifiedName, DbTable]]:
+    """The entries of the tracked tables that exist, in document order (the last entry of
+    a table tracked twice, at its first place), and their catalog tables; an inconsistency
+    for each table that does not exist. (Two dicts rather than one of pairs: a pair per
+    table would be thousands of objects for the garbage collector to count per build.)"""
+    entries: dict[QualifiedName, TableEntry] = {}
+    dbs: dict[QualifiedName, DbTable] = {}
     for entry in md.tables:
-        db = index.get((entry.table.schema, entry.table.name))
+        name = entry.table
+        db = index.get((name.schema, name.name))
         if db is None:
             issues.append(
                 Inconsistency(
                     "table",
-                    msgspec.to_builtins(entry.table),
-                    f"no such table/view exists in postgres : {entry.table.quoted()}",
+                    msgspec.to_builtins(name),
+                    f"no such table/view exists in postgres : {name.quoted()}",
                     "not-exists",
-                    str(entry.table),
-                    entry.table,
+                    str(name),
+                    name,
                 )
             )
             continue
-        resolved[entry.table] = (entry, db)
-    tables: dict[QualifiedName, Table] = {}
-    for name, (entry, db) in resolved.items():
-        table = _table(entry, db, issues)
-        if table is not None:
-            tables[name] = table
-    for name, table in list(tables.items()):
-        entry, db = resolved[name]
-        rels = _relationships(entry, db, tables, index, issues)
-        if rels:
-            tables[name] = _rebuilt(table, relationships=tuple(rels))
-    fn_index = catalog.function_index()
-    tracked = set(tables)
-    for name, table in list(tables.items()):
-        computed = _computed_fields(resolved[name][0], table, fn_index, tracked, issues)
-        if computed:
-            tables[name] = _rebuilt(table, computed_fields=computed)
-    resolver = FilterResolver(
-        {
-            n: TableShape(
-                frozenset(c.name for c in t.columns),
-                {r.name: r.target for r in t.relationships},
-                {c.name: c.returns_table for c in t.computed_fields},
+        entries[name] = entry
+        dbs[name] = db
+    return entries, dbs
+
+
+def _base(entry: TableEntry, db: DbTable, prev: TableBuild | None) -> Table:
+    """The table without relationships, computed fields and permissions: it depends only
+    on the entry's configuration and the catalog table."""
+    if (
+        prev is not None
+        and same(prev.entry.configuration, entry.configuration)
+        and same(prev.db, db)
+    ):
+        return prev.base
+    return _table(entry, db)
+
+
+def _relationship_stage(
+    entry: TableEntry,
+    db: DbTable,
+    base: Table,
+    bases: dict[QualifiedName, Table],
+    index: dict[tuple[str, str], DbTable],
+    prev: TableBuild | None,
+) -> _Stage:
+    """Relationships read the owner's and targets' base tables and catalog tables (a
+    target's foreign keys, which its `Table` does not hold): a base table is kept only
+    with an equal catalog table, so the targets' base tables are compared by identity."""
+    if (
+        prev is not None
+        and prev.base is base
+        and (
+            prev.entry is entry
+            or (
+                same(prev.entry.object_relationships, entry.object_relationships)
+                and same(prev.entry.array_relationships, entry.array_relationships)
             )
-            for n, t in tables.items()
-        }
+        )
+        and unchanged(prev.relationship_seen, bases, identical=True)
+    ):
+        return prev.relationships, prev.relationship_issues, prev.relationship_seen
+    if not entry.object_relationships and not entry.array_relationships:
+        return _NOTHING
+    seen = Recorder(bases)
+    found: list[Inconsistency] = []
+    rels = _relationships(entry, db, base, seen, index, found)
+    return tuple(rels), tuple(found), seen.record()
+
+
+def _computed_stage(
+    entry: TableEntry,
+    base: Table,
+    rels: tuple[Relationship, ...],
+    fn_index: dict[tuple[str, str], list[Any]],
+    tracked: dict[QualifiedName, bool],
+    old: dict[QualifiedName, TableBuild],
+) -> _Stage:
+    """Computed fields read the table's columns and relationship names, the catalog's
+    functions (`old` is empty when those changed) and which tables are tracked."""
+    if not entry.computed_fields:
+        return _NOTHING
+    prev = old.get(entry.table)
+    if (
+        prev is not None
+        and prev.base is base
+        and same(prev.relationships, rels)
+        and (prev.entry is entry or same(prev.entry.computed_fields, entry.computed_fields))
+        and unchanged(prev.computed_field_seen, tracked)
+    ):
+        return prev.computed_fields, prev.computed_field_issues, prev.computed_field_seen
+    seen = Recorder(tracked)
+    found: list[Inconsistency] = []
+    taken = {r.name for r in rels}
+    computed = _computed_fields(entry, base, taken, fn_index, seen, found)
+    return computed, tuple(found), seen.record()
+
+
+def _shape(
+    base: Table,
+    rels: tuple[Relationship, ...],
+    computed: tuple[ComputedField, ...],
+    prev: TableBuild | None,
+) -> TableShape:
+    """What permission filters over the table may name."""
+    if (
+        prev is not None
+        and prev.base is base
+        and same(prev.relationships, rels)
+        and same(prev.computed_fields, computed)
+    ):
+        return prev.shape
+    return TableShape(
+        frozenset(c.name for c in base.columns),
+        {r.name: r.target for r in rels},
+        {c.name: c.returns_table for c in computed},
     )
-    for name, table in list(tables.items()):
-        perms = {
-            f"{kind}_permissions": _permissions(kind, resolved[name][0], table, resolver, issues)
-            for kind in PERMISSION_KINDS
-        }
-        tables[name] = _rebuilt(table, **perms)
-    functions = _functions(md, fn_index, tracked, issues)
-    return Ir(tables=tables, inconsistencies=tuple(issues), functions=functions)
+
+
+_PERMISSION_FIELDS = tuple(
+    f"{kind}_permissions" for kind in ("select", "insert", "update", "delete")
+)
+
+
+def _permission_stage(
+    entry: TableEntry,
+    base: Table,
+    shapes: dict[QualifiedName, TableShape],
+    prev: TableBuild | None,
+) -> _Stage:
+    """Permissions read the table's columns and the shapes of every table their filters
+    reach (its own included)."""
+    if (
+        prev is not None
+        and prev.base is base
+        and (
+            prev.entry is entry
+            or all(same(getattr(prev.entry, f), getattr(entry, f)) for f in _PERMISSION_FIELDS)
+        )
+        and unchanged(prev.permission_seen, shapes)
+    ):
+        return prev.permissions, prev.permission_issues, prev.permission_seen
+    seen = Recorder(shapes)
+    resolver = FilterResolver(seen)
+    found: list[Inconsistency] = []
+    perms = {
+        f"{kind}_permissions": _permissions(kind, entry, base, resolver, found)
+        for kind in PERMISSION_KINDS
+    }
+    return perms, tuple(found), seen.record()
+
+
+def _final(
+    base: Table,
+    rels: tuple[Relationship, ...],
+    computed: tuple[ComputedField, ...],
+    perms: dict[str, dict[str, Any]],
+    prev: TableBuild | None,
+) -> Table:
+    """The frozen table: the previous object when it would be equal, the base table when
+    there is nothing to add to it (saves a copy of every bare table)."""
+    if (
+        prev is not None
+        and prev.base is base
+        and same(prev.relationships, rels)
+        and same(prev.computed_fields, computed)
+        and same(prev.permissions, perms)
+    ):
+        return prev.table
+    if not rels and not computed and not any(perms.values()):
+        return base
+    return _rebuilt(base, relationships=rels, computed_fields=computed, **perms)
 
 
 def _rebuilt(table: Table, **changes: Any) -> Table:
@@ -148,15 +462,16 @@ def _permissions(
 def _computed_fields(
     entry: TableEntry,
     table: Table,
+    relationships: set[str],
     index: dict[tuple[str, str], list[Any]],
-    tracked: set[QualifiedName],
+    tracked: Mapping[QualifiedName, bool],
     issues: list[Inconsistency],
 ) -> tuple[ComputedField, ...]:
     out: list[ComputedField] = []
     for item in entry.computed_fields:
         name = str(item.get("name"))
         try:
-            if table.column(name) is not None or name in table.relationship_map:
+            if table.column(name) is not None or name in relationships:
                 raise FunctionError(
                     f'column/relationship "{name}" already exists', "already-exists"
                 )
@@ -201,7 +516,7 @@ def _functions(
     return out
 
 
-def _table(entry: TableEntry, db: DbTable, issues: list[Inconsistency]) -> Table | None:
+def _table(entry: TableEntry, db: DbTable) -> Table:
     config = entry.configuration
     custom_columns: dict[str, str] = {}
     if config is not None:
@@ -286,12 +601,12 @@ class _RelError(Exception):
 def _relationships(
     entry: TableEntry,
     db: DbTable,
-    tables: dict[QualifiedName, Table],
+    owner: Table,
+    tables: Mapping[QualifiedName, Table],
     index: dict[tuple[str, str], DbTable],
     issues: list[Inconsistency],
 ) -> list[Relationship]:
     out: list[Relationship] = []
-    owner = tables[entry.table]
     for kind, rels in (
         ("object", entry.object_relationships),
         ("array", entry.array_relationships),
@@ -341,7 +656,7 @@ def _relationship(
     rel: MdRelationship,
     owner: QualifiedName,
     db: DbTable,
-    tables: dict[QualifiedName, Table],
+    tables: Mapping[QualifiedName, Table],
     index: dict[tuple[str, str], DbTable],
 ) -> Relationship:
     using = rel.using
@@ -361,7 +676,7 @@ def _relationship(
         # {table, column(s)}: the foreign key lives on the remote table and points here.
         target = qualify(fk_on.get("table"))
         remote_cols = _columns(fk_on.get("columns", fk_on.get("column")))
-        _tracked(target, tables)
+        remote = _tracked(target, tables)
         remote_db = index.get((target.schema, target.name))
         assert remote_db is not None
         for col in remote_cols:
@@ -378,7 +693,7 @@ def _relationship(
         pairs = tuple(
             sorted(zip(fk.ref_columns, fk.columns, strict=True), key=lambda p: order[p[1]])
         )
-        unique = _is_key(tables[target], pairs)
+        unique = _is_key(remote, pairs)
         return Relationship(rel.name, kind, target, pairs, rel.comment, unique)
     if kind == "array":
         raise _RelError(
@@ -415,7 +730,7 @@ def _one(fks: list[Any]) -> Any:
     return fks[0]
 
 
-def _tracked(name: QualifiedName, tables: dict[QualifiedName, Table]) -> Table:
+def _tracked(name: QualifiedName, tables: Mapping[QualifiedName, Table]) -> Table:
     table = tables.get(name)
     if table is None:
         raise _RelError("not-exists", f"table {name.quoted()} is not tracked")

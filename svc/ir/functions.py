@@ -11,6 +11,7 @@ Failures raise `FunctionError`, which the IR builder records as an inconsistency
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from typing import Any
 
 from svc.catalog.introspect import DbFunction
@@ -131,7 +132,7 @@ def resolve_computed_field(
     entry: dict[str, Any],
     table: QualifiedName,
     index: dict[tuple[str, str], list[DbFunction]],
-    tracked: set[QualifiedName],
+    tracked: Container[QualifiedName],
 ) -> ComputedField:
     """A table's `computed_fields` entry (`{name, definition, comment}`) resolved."""
     name = str(entry.get("name"))

@@ -1,12 +1,13 @@
 """IR nodes: frozen dataclasses with slots; collections are tuples or read-only dicts.
 
-An `Ir` is replaced as a whole on every metadata change, never mutated.
+An `Ir` is replaced as a whole on every metadata change, never mutated; the new one shares
+the `Table` objects that the change did not affect (`svc.ir.cache`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svc.ir.permissions import (
     DeletePermission,
@@ -15,6 +16,9 @@ from svc.ir.permissions import (
     UpdatePermission,
 )
 from svc.metadata.model import QualifiedName
+
+if TYPE_CHECKING:
+    from svc.ir.cache import IrCache
 
 # Postgres types whose JSON value is a string when numbers are stringified
 # (`--stringify-numeric-types`, Hasura's behaviour: bigint, numeric, double precision).
@@ -242,8 +246,13 @@ class Inconsistency:
 
 @dataclass(frozen=True, slots=True)
 class Ir:
-    """Tracked tables by name, plus what did not resolve."""
+    """Tracked tables by name, plus what did not resolve.
+
+    `cache` records how the tables were built, for the next `build_ir(…, previous=this)`;
+    it is not part of the IR's value.
+    """
 
     tables: dict[QualifiedName, Table]
     inconsistencies: tuple[Inconsistency, ...] = ()
     functions: dict[QualifiedName, Function] = field(default_factory=dict)
+    cache: IrCache | None = field(default=None, compare=False, repr=False)

@@ -9,6 +9,7 @@ implicit equality made explicit); `svc.plan.permissions` turns it into plan node
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +107,7 @@ class TableShape:
 class FilterResolver:
     """Normalises filters over the tables described by `tables`."""
 
-    def __init__(self, tables: dict[QualifiedName, TableShape]) -> None:
+    def __init__(self, tables: Mapping[QualifiedName, TableShape]) -> None:
         self.tables = tables
 
     def resolve(self, table: QualifiedName, exp: Any) -> dict[str, Any]:

@@ -2,8 +2,14 @@
 
 These functions check only what the document itself can tell (already tracked, no such
 relationship, dependants inside metadata). Whether a table or foreign key exists in Postgres
-is decided later, when the IR is built against the catalog (`svc.ir.build`). Inputs are never
-mutated: each function returns a new document.
+is decided later, when the IR is built against the catalog (`svc.ir.build`).
+
+Inputs are never mutated: each function returns a new document, which shares every part it
+did not change with its input (copy on write: `derive` copies the document's lists,
+`own_table` / `own_function` replace one entry by a private deep copy before it is edited).
+Copying a whole document of thousands of tables would cost more than the rest of an
+operation, and shared entries let `build_ir` recognise unchanged tables by identity; so
+no part of a document is ever changed in place once the document is in use.
 """
 
 from __future__ import annotations
@@ -38,13 +44,59 @@ from svc.metadata.model import (
     TableConfiguration,
     TableEntry,
     convert_error,
+    decode_metadata,
+    encode_metadata,
     qualify,
 )
 
 
 def clone(md: Metadata) -> Metadata:
-    """A deep copy, so a failed operation never touches the document being served."""
-    return copy.deepcopy(md)
+    """A deep copy, for edits that reach every entry (renames); prefer `derive`.
+
+    Copied through its JSON encoding: a document holds only what JSON holds (it is stored
+    and reloaded as JSON), and msgspec does that many times faster than `copy.deepcopy`.
+    """
+    return decode_metadata(encode_metadata(md))
+
+
+def derive(md: Metadata) -> Metadata:
+    """A new document with `md`'s parts: its lists are its own (entries may be added,
+    removed or replaced), the entries in them are shared with `md` and must not be edited
+    in place (`own_table`, `own_function`)."""
+    return msgspec.structs.replace(
+        md,
+        tables=list(md.tables),
+        functions=list(md.functions),
+        remote_schemas=list(md.remote_schemas),
+        query_collections=list(md.query_collections),
+        allowlist=list(md.allowlist),
+        actions=list(md.actions),
+        custom_types=dict(md.custom_types),
+        cron_triggers=list(md.cron_triggers),
+        rest_endpoints=list(md.rest_endpoints),
+    )
+
+
+def own_table(md: Metadata, name: QualifiedName) -> TableEntry:
+    """The entry of `name` in `md` (a document from `derive`), replaced first by a deep copy
+    that the caller may edit. Raises `KeyError` when `name` is not tracked."""
+    for i, entry in enumerate(md.tables):
+        if entry.table == name:
+            mine = copy.deepcopy(entry)
+            md.tables[i] = mine
+            return mine
+    raise KeyError(name)
+
+
+def own_function(md: Metadata, name: QualifiedName) -> dict[str, Any]:
+    """The `functions` entry of `name` in `md` (a document from `derive`), replaced first
+    by a deep copy that the caller may edit. Raises `KeyError` when it is not tracked."""
+    for i, entry in enumerate(md.functions):
+        if qualify(entry.get("function")) == name:
+            mine: dict[str, Any] = copy.deepcopy(entry)
+            md.functions[i] = mine
+            return mine
+    raise KeyError(name)
 
 
 def track_table(
@@ -55,7 +107,7 @@ def track_table(
         raise SvcError(
             "already-tracked", f"view/table already tracked : {table.quoted()}", path="$.args"
         )
-    out = clone(md)
+    out = derive(md)
     out.tables.append(TableEntry(table=table, configuration=config, is_enum=is_enum))
     return out
 
@@ -71,7 +123,7 @@ def untrack_table(md: Metadata, args: UntrackTable) -> Metadata:
         raise SvcError(
             "already-untracked", f"view/table already untracked : {table.quoted()}", path="$.args"
         )
-    out = clone(md)
+    out = derive(md)
     out.tables = [e for e in out.tables if e.table != table]
     return out
 
@@ -98,9 +150,8 @@ def create_relationship(md: Metadata, args: CreateRelationship, kind: str) -> Me
         raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
     if entry.relationship(args.name) is not None:
         raise already_exists(f'relationship "{args.name}" already exists', "$.args.name")
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     rel = Relationship(name=args.name, using=using, comment=args.comment)
     (target.object_relationships if kind == "object" else target.array_relationships).append(rel)
     return out
@@ -116,9 +167,8 @@ def drop_relationship(md: Metadata, args: DropRelationship) -> Metadata:
         raise not_exists(
             f'relationship "{args.relationship}" does not exist', "$.args.relationship"
         )
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     remove_relationship(target, args.relationship)
     return out
 
@@ -128,9 +178,8 @@ def set_table_customization(md: Metadata, args: SetTableCustomization) -> Metada
     table = qualify(args.table, "$.args.table")
     if md.table(table) is None:
         raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
-    out = clone(md)
-    entry = out.table(table)
-    assert entry is not None
+    out = derive(md)
+    entry = own_table(out, table)
     entry.configuration = args.configuration
     return out
 
@@ -166,9 +215,8 @@ def create_permission(md: Metadata, args: CreatePermission, kind: str) -> Metada
             f'{kind} permission on "{table}" for role "{args.role}" already exists',
             path="$.args",
         )
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     item: dict[str, Any] = {"role": args.role, "permission": args.permission}
     if args.comment is not None:
         item["comment"] = args.comment
@@ -185,9 +233,8 @@ def drop_permission(md: Metadata, args: DropPermission, kind: str) -> Metadata:
             f'{kind} permission on "{table}" for role "{args.role}" does not exist',
             path="$.args",
         )
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     setattr(
         target,
         f"{kind}_permissions",
@@ -202,9 +249,8 @@ def set_permission_comment(md: Metadata, args: SetPermissionComment) -> Metadata
         raise SvcError("parse-failed", f"unknown permission type {args.type!r}", path="$.args.type")
     drop_permission(md, DropPermission(args.table, args.role), args.type)  # checks it exists
     table = qualify(args.table)
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     for p in _permissions(target, args.type):
         if p.get("role") == args.role:
             if args.comment is None:
@@ -221,9 +267,8 @@ def rename_relationship(md: Metadata, args: RenameRelationship) -> Metadata:
         raise not_exists(f'relationship "{args.name}" does not exist', "$.args.name")
     if entry.relationship(args.new_name) is not None:
         raise already_exists(f'relationship "{args.new_name}" already exists', "$.args")
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     for rel in (*target.object_relationships, *target.array_relationships):
         if rel.name == args.name:
             rel.name = args.new_name
@@ -235,9 +280,8 @@ def add_computed_field(md: Metadata, args: AddComputedField) -> Metadata:
     table, entry = _tracked_entry(md, args.table)
     if any(c.get("name") == args.name for c in entry.computed_fields):
         raise already_exists(f'computed field "{args.name}" already exists', "$.args.name")
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     item: dict[str, Any] = {"name": args.name, "definition": args.definition}
     if args.comment is not None:
         item["comment"] = args.comment
@@ -250,9 +294,8 @@ def drop_computed_field(md: Metadata, args: DropComputedField) -> Metadata:
     table, entry = _tracked_entry(md, args.table)
     if not any(c.get("name") == args.name for c in entry.computed_fields):
         raise not_exists(f'computed field "{args.name}" does not exist', "$.args.name")
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     target.computed_fields = [c for c in target.computed_fields if c.get("name") != args.name]
     return out
 
@@ -262,9 +305,8 @@ def set_relationship_comment(md: Metadata, args: SetRelationshipComment) -> Meta
     table, entry = _tracked_entry(md, args.table)
     if entry.relationship(args.name) is None:
         raise not_exists(f'relationship "{args.name}" does not exist', "$.args.name")
-    out = clone(md)
-    target = out.table(table)
-    assert target is not None
+    out = derive(md)
+    target = own_table(out, table)
     rel = target.relationship(args.name)
     assert rel is not None
     rel.comment = args.comment
@@ -275,9 +317,8 @@ def set_table_custom_fields(md: Metadata, args: SetTableCustomFields) -> Metadat
     """The deprecated `set_table_custom_fields`: replace the custom root fields and column
     names, keeping the rest of the configuration."""
     table, _ = _tracked_entry(md, args.table)
-    out = clone(md)
-    entry = out.table(table)
-    assert entry is not None
+    out = derive(md)
+    entry = own_table(out, table)
     config = entry.configuration or TableConfiguration()
     try:
         config.custom_root_fields = msgspec.convert(args.custom_root_fields, CustomRootFields)
@@ -289,17 +330,19 @@ def set_table_custom_fields(md: Metadata, args: SetTableCustomFields) -> Metadat
 
 
 def _function_entry(md: Metadata, raw: Any) -> dict[str, Any]:
+    """The entry of function `raw` in `md` (a document from `derive`), made private to it
+    (`own_function`); 400 `not-exists` when the function is not tracked."""
     name = qualify(raw, "$.args.function")
-    for entry in md.functions:
-        if qualify(entry.get("function")) == name:
-            return entry
-    raise not_exists(f"function {name.quoted()} is not tracked", "$.args.function")
+    try:
+        return own_function(md, name)
+    except KeyError:
+        raise not_exists(f"function {name.quoted()} is not tracked", "$.args.function") from None
 
 
 def create_function_permission(md: Metadata, args: FunctionPermission) -> Metadata:
     """Let `role` call a tracked function (spec 4.6 rule 5); 400 `already-exists` when it
     may already. Whether the role may select the function's table is checked by the IR."""
-    out = clone(md)
+    out = derive(md)
     entry = _function_entry(out, args.function)
     perms = entry.setdefault("permissions", [])
     if any(p.get("role") == args.role for p in perms):
@@ -312,7 +355,7 @@ def create_function_permission(md: Metadata, args: FunctionPermission) -> Metada
 
 def drop_function_permission(md: Metadata, args: FunctionPermission) -> Metadata:
     """Remove a role's function permission; 400 `not-exists` when there is none."""
-    out = clone(md)
+    out = derive(md)
     entry = _function_entry(out, args.function)
     perms = [p for p in entry.get("permissions", []) if p.get("role") != args.role]
     if len(perms) == len(entry.get("permissions", [])):

@@ -248,6 +248,19 @@ def _quoted(names: list[str]) -> str:
 # Query collections
 
 
+def _editable(md: Metadata) -> Metadata:
+    """A new document whose collections, allow-list and endpoints (all that these
+    operations change) are deep copies of `md`'s; every other part is shared with `md`,
+    since copying the tables of a large document would cost more than the operation
+    (`svc.metadata.apply` explains the sharing)."""
+    return msgspec.structs.replace(
+        md,
+        query_collections=copy.deepcopy(md.query_collections),
+        allowlist=copy.deepcopy(md.allowlist),
+        rest_endpoints=copy.deepcopy(md.rest_endpoints),
+    )
+
+
 def create_query_collection(md: Metadata, args: CreateQueryCollection) -> Metadata:
     """Add a collection.
 
@@ -277,7 +290,7 @@ def create_query_collection(md: Metadata, args: CreateQueryCollection) -> Metada
     }
     if args.comment is not None:
         entry["comment"] = args.comment
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.query_collections.append(entry)
     return out
 
@@ -309,7 +322,7 @@ def drop_query_collection(md: Metadata, args: DropQueryCollection) -> Metadata:
                 f"cannot drop due to the following dependent objects : {names}",
                 path="$.args",
             )
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.query_collections = [c for c in out.query_collections if c.get("name") != args.collection]
     out.allowlist = [e for e in out.allowlist if e.get("collection") != args.collection]
     out.rest_endpoints = [e for e in out.rest_endpoints if e.get("name") not in endpoints]
@@ -330,7 +343,7 @@ def add_query_to_collection(md: Metadata, args: AddQueryToCollection) -> Metadat
             f' "{args.collection_name}"'
         )
     parse_query(args.query, "$.args.query")
-    out = copy.deepcopy(md)
+    out = _editable(md)
     target = find_collection(out, args.collection_name)
     assert target is not None
     definition = target.setdefault("definition", {})
@@ -352,7 +365,7 @@ def drop_query_from_collection(md: Metadata, args: DropQueryFromCollection) -> M
             f'query with name "{args.query_name}" not found in collection "{args.collection_name}"',
             path="$.args",
         )
-    out = copy.deepcopy(md)
+    out = _editable(md)
     target = find_collection(out, args.collection_name)
     assert target is not None
     target["definition"]["queries"] = [
@@ -397,7 +410,7 @@ def add_collection_to_allowlist(md: Metadata, args: AllowlistEntry) -> tuple[Met
     entry: JSON = {"collection": args.collection}
     if scope is not None:
         entry["scope"] = scope
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.allowlist.append(entry)
     return out, None
 
@@ -413,7 +426,7 @@ def update_scope_of_collection_in_allowlist(md: Metadata, args: AllowlistEntry) 
         raise SvcError(
             "not-found", f'collection "{args.collection}" doesn\'t exist in the allowlist'
         )
-    out = copy.deepcopy(md)
+    out = _editable(md)
     for entry in out.allowlist:
         if entry.get("collection") == args.collection:
             entry.pop("scope", None)
@@ -432,7 +445,7 @@ def drop_collection_from_allowlist(md: Metadata, args: DropCollectionFromAllowli
             f'collection "{args.collection}" doesn\'t exist in the allowlist',
             path="$.args.collection",
         )
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.allowlist = [e for e in out.allowlist if e.get("collection") != args.collection]
     return out
 
@@ -493,7 +506,7 @@ def create_rest_endpoint(md: Metadata, args: CreateRestEndpoint) -> Metadata:
         raise SvcError("parse-failed", "duplicate methods", path="$.args.methods")
     if find_endpoint(md, args.name) is not None:
         raise already_exists(f"Endpoint with name: {args.name} already exists")
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.rest_endpoints.append(endpoint_json(args))
     mine = [i for i in endpoint_issues(out) if args.name in i.endpoints]
     if mine:
@@ -518,7 +531,7 @@ def drop_rest_endpoint(md: Metadata, args: DropRestEndpoint) -> Metadata:
             raise not_exists(f"endpoint with url: {args.url} does not exist")
     else:
         raise SvcError("parse-failed", 'key "name" not found', path="$.args")
-    out = copy.deepcopy(md)
+    out = _editable(md)
     out.rest_endpoints = [e for e in out.rest_endpoints if e.get("name") not in drop]
     return out
 
