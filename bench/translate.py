@@ -121,10 +121,10 @@ def cold_compile(eng: Engine, queries: dict[str, str], repeat: int) -> dict[str,
 class StubDatabase:
     """Answers `query_json` with the texts Postgres gave for each statement."""
 
-    def __init__(self, answers: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, answers: dict[str, tuple[bytes, ...]]) -> None:
         self.answers = answers
 
-    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[str, ...]:
+    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[bytes, ...]:
         """The recorded answer of `sql`."""
         return self.answers[sql]
 
@@ -134,7 +134,7 @@ async def warm_overhead(
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Per query: µs per request through the ASGI app and through `GraphQLService.execute`
     alone, on a cache hit, with the database call stubbed; and the answer sizes in bytes."""
-    answers: dict[str, tuple[str, ...]] = {}
+    answers: dict[str, tuple[bytes, ...]] = {}
     sizes: dict[str, int] = {}
     for name, doc in queries.items():
         req = decode_request({"query": doc})
@@ -142,7 +142,7 @@ async def warm_overhead(
         args = resolve(compiled.statement.params, {}, {})
         sql = compiled.statement.sql
         answers[sql] = await eng.db.query_json(sql, args, len(compiled.aliases))
-        sizes[name] = sum(len(t.encode()) for t in answers[sql])
+        sizes[name] = sum(len(t) for t in answers[sql])
     real = eng.graphql_service
     stub: Any = StubDatabase(answers)
     eng.graphql_service = GraphQLService(stub, stringify=False)

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from svc.api.graphql import GraphQLService, decode_request
+from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.state import State
@@ -38,8 +38,10 @@ class Engine:
         self.graphql_service = GraphQLService(
             db, stringify=config.stringify_numeric_types, allowlist=config.enable_allowlist
         )
+        # Held by a metadata write until its new state is installed, and by a reload: the
+        # `NOTIFY` of this process's own write arrives before the state is swapped, and
+        # must then find it installed rather than load the whole document again.
         self._write_lock = asyncio.Lock()
-        self._reload_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[Any]] = []
         self._listener: Any = None
 
@@ -62,11 +64,12 @@ class Engine:
         await self.db.close()
 
     @staticmethod
-    async def _load(db: Database, infer_functions: bool) -> State:
+    async def _load(db: Database, infer_functions: bool, previous: State | None = None) -> State:
         async with db.transaction() as conn:
             text, version = await db.read_metadata(conn, lock=False)
             catalog = await db.introspect(conn)
-        return State.build(version, decode_metadata(text), catalog, infer_functions)
+        ir = previous.ir if previous is not None else None
+        return State.build(version, decode_metadata(text), catalog, infer_functions, ir)
 
     @property
     def _infer(self) -> bool:
@@ -76,11 +79,10 @@ class Engine:
     async def on_version(self, version: int) -> None:
         """Reload when another process stored a newer metadata version."""
         if version > self.state.version:
-            async with self._reload_lock:
+            async with self._write_lock:
                 if version > self.state.version:
-                    loaded = await self._load(self.db, self._infer)
-                    # A local write may have installed a newer state meanwhile.
-                    if loaded.version > self.state.version:
+                    loaded = await self._load(self.db, self._infer, self.state)
+                    if loaded.version > self.state.version:  # never go back to an older one
                         self.state = loaded
 
     async def _poll(self) -> None:
@@ -111,9 +113,9 @@ class Engine:
                 text, version = await self.db.read_metadata(conn, lock=True)
                 state = self.state
                 if version != state.version:
-                    state = State.build(
-                        version, decode_metadata(text), await self.db.introspect(conn), self._infer
-                    )
+                    catalog = await self.db.introspect(conn)
+                    md = decode_metadata(text)
+                    state = State.build(version, md, catalog, self._infer, state.ir)
                 if body.resource_version is not None and body.resource_version != version:
                     raise SvcError(
                         "conflict",
@@ -143,6 +145,18 @@ class Engine:
             parts = [await self.graphql_service.execute(state, role, session, r) for r in raw]
             return b"[" + b",".join(parts) + b"]"
         return await self.graphql_service.execute(state, role, session, raw)
+
+    async def graphql_body(self, body: bytes, role: str, session: dict[str, str]) -> bytes:
+        """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
+        same role is answered from them alone; raises `invalid-json`."""
+        state = self.state
+        answer = await self.graphql_service.answer_again(state, role, session, body)
+        if answer is not None:
+            return answer
+        raw = decode_json(body)
+        if isinstance(raw, list):
+            return await self.graphql(raw, role, session)
+        return await self.graphql_service.execute(state, role, session, raw, body=body)
 
     async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
         """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""

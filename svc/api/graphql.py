@@ -39,7 +39,7 @@ from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.plan.build import plan_query
-from svc.plan.nodes import QueryPlan
+from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.sql.render import Statement, render_query
 
 _encode = msgspec.json.encode
@@ -72,6 +72,39 @@ class Compiled:
     plan: QueryPlan
     statement: Statement
     aliases: tuple[str, ...]
+
+
+_SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What answers a query request seen before: its statement, the arguments when no
+    parameter reads the session (else the variables to resolve them with), and the
+    `"alias":` prefix of each root field, in order (every root is a database root)."""
+
+    sql: str
+    params: tuple[Param, ...]
+    variables: dict[str, Any]
+    args: list[Any] | None
+    keys: tuple[bytes, ...]
+
+    @classmethod
+    def of(cls, compiled: Compiled, variables: dict[str, Any]) -> Seen:
+        """The entry for a compiled query run with `variables`."""
+        params = compiled.statement.params
+        by_session = any(isinstance(p.source, SessionRef | SessionJson) for p in params)
+        args = None if by_session else resolve(params, variables, {})
+        keys = tuple(_encode(alias) + b":" for alias in compiled.aliases)
+        return cls(compiled.statement.sql, params, variables, args, keys)
+
+
+def decode_json(body: bytes) -> Any:
+    """A request body's JSON; raises `invalid-json` (400)."""
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise SvcError("invalid-json", "invalid json", path="$") from None
 
 
 def decode_request(raw: Any) -> GraphQLRequest:
@@ -205,12 +238,40 @@ class GraphQLService:
             prepared.compiled[_shape_key(prepared, variables)] = compiled
         return prepared, compiled, variables
 
-    async def execute(self, state: State, role: str, session: dict[str, str], raw: Any) -> bytes:
-        """The response body (`{"data": …}` or `{"errors": […]}`) for one request object."""
+    async def execute(
+        self,
+        state: State,
+        role: str,
+        session: dict[str, str],
+        raw: Any,
+        *,
+        body: bytes | None = None,
+    ) -> bytes:
+        """The response body (`{"data": …}` or `{"errors": […]}`) for one request object.
+        `body`, the request's bytes when `raw` is the whole request, lets a query be
+        answered again from those bytes alone (`answer_again`)."""
         try:
-            return await self.run(state, role, session, decode_request(raw))
+            return await self.run(state, role, session, decode_request(raw), body=body)
         except SvcError as exc:
             return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+
+    async def answer_again(
+        self, state: State, role: str, session: dict[str, str], body: bytes
+    ) -> bytes | None:
+        """The response to request bytes `body` that `role` sent before under `state`, with
+        no decoding, lookups or planning: the statement and its arguments are known (only
+        session variables are read again). None when `body` was not answered before."""
+        seen: Seen | None = state.plans.get((_SEEN, role, body))
+        if seen is None:
+            return None
+        try:
+            args = seen.args
+            if args is None:
+                args = resolve(seen.params, seen.variables, session)
+            texts = await self.db.query_json(seen.sql, args, len(seen.keys))
+        except SvcError as exc:
+            return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+        return b'{"data":{' + b",".join(map(bytes.__add__, seen.keys, texts)) + b"}}"
 
     async def run(
         self,
@@ -220,10 +281,12 @@ class GraphQLService:
         req: GraphQLRequest,
         *,
         allow_text: str | None = None,
+        body: bytes | None = None,
     ) -> bytes:
         """The `{"data": …}` body of one request; raises `SvcError`. With the allow-list
         enabled a non-admin request must be listed (`allow_text`, default the query, is
-        the text compared: a REST endpoint's stored text)."""
+        the text compared: a REST endpoint's stored text). A query whose request bytes
+        `body` are given is remembered for `answer_again`."""
         if self.allowlist and role != "admin":
             check_allowed(state, role, req.query if allow_text is None else allow_text)
         prepared = self._prepared(state, role, req)
@@ -235,6 +298,8 @@ class GraphQLService:
             args = resolve(compiled.statement.params, variables, session)
             texts = await self.db.query_json(compiled.statement.sql, args, len(compiled.aliases))
             values = dict(zip(compiled.aliases, texts, strict=True))
+        if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
+            state.remember((_SEEN, role, body), Seen.of(compiled, variables))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
 
     def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:

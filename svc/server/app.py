@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from svc.api.engine import Engine
+from svc.api.graphql import decode_json
 from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import SvcError
@@ -30,7 +31,6 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _encode = msgspec.json.encode
-_decode = msgspec.json.decode
 JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
 NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
 
@@ -172,10 +172,10 @@ class App:
                 return answer.status, answer.body, JSON_HEADERS + answer.headers
             if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
                 self._require_api("graphql")
-                raw = await self._json(request)
+                body = await request.body()
                 return (
                     200,
-                    await engine.graphql(raw, session.role, session.variables),
+                    await engine.graphql_body(body, session.role, session.variables),
                     (JSON_HEADERS),
                 )
             if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
@@ -215,10 +215,7 @@ class App:
 
     @staticmethod
     async def _json(request: Request) -> Any:
-        try:
-            return _decode(await request.body())
-        except msgspec.DecodeError:
-            raise SvcError("invalid-json", "invalid json", path="$") from None
+        return decode_json(await request.body())
 
     async def _pg_dump(self, raw: Any) -> bytes:
         """Hasura's `{opts, clean_output, source}` body; 400 `invalid-params` otherwise."""
