@@ -13,15 +13,18 @@ from typing import Any
 
 import msgspec
 from graphql import (
+    ArgumentNode,
     DirectiveNode,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSchema,
+    IntValueNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
+    StringValueNode,
     VariableNode,
     Visitor,
     execute_sync,
@@ -130,12 +133,37 @@ def _validation_error(err: GraphQLError) -> SvcError:
     return validation_failed(message, "$")
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def _integer_offsets(document: DocumentNode) -> DocumentNode:
+    """`offset: "1"` read as `offset: 1`: the reference's `offset` argument accepts an
+    integer in a string literal (conformance `graphql_query/offset`). Only the `offset`
+    argument of a field (every one in svc's schema is a select's `Int`) is rewritten."""
+
+    class Offsets(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_: Any) -> ArgumentNode | None:
+            value = node.value
+            if (
+                node.name.value == "offset"
+                and isinstance(value, StringValueNode)
+                and _INTEGER.fullmatch(value.value)
+            ):
+                return ArgumentNode(name=node.name, value=IntValueNode(value=value.value))
+            return None
+
+    rewritten: DocumentNode = visit(document, Offsets())
+    return rewritten
+
+
 def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Prepared:
     """Parse, validate and pick the operation; raises `validation-failed`."""
     try:
         document = parse(query, no_location=True)  # svc reports paths, not locations
     except GraphQLError as exc:
         raise validation_failed(f"not a valid graphql query: {exc.message}", "$.query") from None
+    if "offset" in query:
+        document = _integer_offsets(document)
     errors = validate_document(schema, document, select_rules(document, query))
     if errors:
         raise _validation_error(errors[0])
