@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from graphql import GraphQLList, GraphQLNonNull
+from typing import Any, NamedTuple
 
 from svc.ir.model import Column, ComputedField, Function, Relationship, Table
 
 
-@dataclass(frozen=True, slots=True)
-class FieldInfo:
+class FieldInfo(NamedTuple):
     """The meaning of one GraphQL field.
 
     `kind` is one of: `select`, `select_by_pk`, `select_aggregate` (root fields, `table`
@@ -20,6 +16,9 @@ class FieldInfo:
     `agg_column` (`column`, `op`); `agg_nodes`, `agg_aggregate`; `function`,
     `function_aggregate` (`function` and its return `table` set); `computed_scalar`,
     `computed_set` (`computed` set; `table` is the target of a `SETOF` one).
+
+    A named tuple, not a frozen dataclass: as immutable, and several times cheaper to
+    create (a schema of 1,000 tables has 50,000 of them).
     """
 
     kind: str
@@ -31,16 +30,15 @@ class FieldInfo:
     computed: ComputedField | None = None
 
 
-def nn(t: Any) -> GraphQLNonNull[Any]:
-    """`T!`."""
-    return GraphQLNonNull(t)
-
-
-def list_nn(t: Any) -> GraphQLList[Any]:
-    """`[T!]`."""
-    return GraphQLList(GraphQLNonNull(t))
-
-
 def info(kind: str, **kw: Any) -> dict[str, Any]:
     """The `extensions` of a generated field: `{"svc": FieldInfo(kind, …)}`."""
     return {"svc": FieldInfo(kind, **kw)}
+
+
+# Fields whose meaning involves no table, column or operator share one `extensions`
+# (graphql-core keeps the dict it is given; nothing changes it once the schema is built).
+AGG_AGGREGATE = info("agg_aggregate")
+AGG_NODES = info("agg_nodes")
+AGG_COUNT = info("agg_count")
+AFFECTED_ROWS = info("affected_rows")
+RETURNING = info("returning")

@@ -8,25 +8,24 @@ and `x_mutation_response`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graphql import (
     GraphQLArgument,
     GraphQLEnumType,
-    GraphQLEnumValue,
     GraphQLField,
     GraphQLInputField,
     GraphQLInputObjectType,
     GraphQLInt,
-    GraphQLList,
     GraphQLObjectType,
     GraphQLString,
 )
 
 from svc.ir.model import Column, Table
+from svc.metadata.model import QualifiedName
+from svc.schema.info import AFFECTED_ROWS, RETURNING
 from svc.schema.info import info as _info
-from svc.schema.info import list_nn as _list_nn
-from svc.schema.info import nn as _nn
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
@@ -35,22 +34,33 @@ JSONB_UPDATE_OPS = ("_append", "_prepend", "_delete_key", "_delete_elem", "_dele
 
 
 class MutationTypes:
-    """Builds mutation types for one `SchemaBuilder` (shares its memo and scalars)."""
+    """Builds mutation types for one `SchemaBuilder` (shares its memo, scalars and
+    factory)."""
 
     def __init__(self, b: SchemaBuilder) -> None:
         self.b = b
+        self.t = b.t
+        # Permission lookups per table: each is asked for every relationship onto it.
+        self._insert_cols: dict[QualifiedName, tuple[Column, ...] | None] = {}
+        self._update_cols: dict[QualifiedName, tuple[Column, ...] | None] = {}
 
     # -- what the role may write (Hasura's rules) ---------------------------------------
     def insert_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may give on insert (presets excluded); None: no insert."""
-        return self._writable(table, "insert") if table.insertable else None
+        if not table.insertable:
+            return None
+        if table.name not in self._insert_cols:
+            self._insert_cols[table.name] = self._writable(table, "insert")
+        return self._insert_cols[table.name]
 
     def update_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may set on update (presets excluded); None: no update. Updates
         need a select permission too (their `where` reads the table)."""
         if not table.updatable_rows or table.name not in self.b.tables:
             return None
-        return self._writable(table, "update")
+        if table.name not in self._update_cols:
+            self._update_cols[table.name] = self._writable(table, "update")
+        return self._update_cols[table.name]
 
     def _writable(self, table: Table, kind: str) -> tuple[Column, ...] | None:
         if self.b.role == "admin":
@@ -80,47 +90,60 @@ class MutationTypes:
         visible = {c.name for c in self.b.cols(table)}
         return all(c in visible for c in table.primary_key)
 
-    def _input(self, name: str, fields: Any, description: str = "") -> GraphQLInputObjectType:
+    # -- input types ----------------------------------------------------------------------
+    def _input(
+        self, name: str, fields: Callable[[], dict[str, Any]], description: str | None = None
+    ) -> GraphQLInputObjectType:
+        """The input type `name`, its fields computed now on first use (not a thunk)."""
         return self.b._memo(  # type: ignore[no-any-return]
-            name, lambda: GraphQLInputObjectType(name, fields, description=description or None)
+            name, lambda: self.t.input_type(name, fields(), description)
         )
 
     def insert_input(self, table: Table) -> GraphQLInputObjectType:
-        """`x_insert_input`: every column, plus relationship inserts."""
-
-        def fields() -> dict[str, GraphQLInputField]:
-            cols = self.insert_cols(table) or ()
-            f = {c.gql_name: GraphQLInputField(self.b.scalar(c.scalar)) for c in cols}
-            for rel in table.relationships:
-                target = self.b.ir.tables.get(rel.target)
-                if target is None or not target.gql_name or self.insert_cols(target) is None:
-                    continue
-                if rel.kind == "object":
-                    f[rel.name] = GraphQLInputField(self.obj_rel_input(target))
-                else:
-                    f[rel.name] = GraphQLInputField(self.arr_rel_input(target))
-            return f
-
-        return self._input(
-            f"{table.gql_name}_insert_input",
-            fields,
-            f'input type for inserting data into table "{table.name}"',
+        """`x_insert_input`: every column, plus relationship inserts (a thunk: relationships
+        may form cycles)."""
+        name = f"{table.gql_name}_insert_input"
+        return self.b._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: self.t.input_type(
+                name,
+                lambda: self._insert_fields(table),
+                f'input type for inserting data into table "{table.name}"',
+            ),
         )
+
+    def _insert_fields(self, table: Table) -> dict[str, GraphQLInputField]:
+        b = self.b
+        cols = self.insert_cols(table) or ()
+        f = {c.gql_name: b.input_field(b.scalar(c.scalar)) for c in cols}
+        for rel in table.relationships:
+            target = b.ir.tables.get(rel.target)
+            if target is None or not target.gql_name or self.insert_cols(target) is None:
+                continue
+            if rel.kind == "object":
+                f[rel.name] = b.input_field(self.obj_rel_input(target))
+            else:
+                f[rel.name] = b.input_field(self.arr_rel_input(target))
+        return f
 
     def obj_rel_input(self, table: Table) -> GraphQLInputObjectType:
         """`x_obj_rel_insert_input {data, on_conflict}`."""
-        return self._rel_input(table, "obj_rel_insert_input", _nn(self.insert_input(table)))
+        return self._rel_input(table, "obj_rel_insert_input", self.b.nn)
 
     def arr_rel_input(self, table: Table) -> GraphQLInputObjectType:
         """`x_arr_rel_insert_input {data, on_conflict}`."""
-        data = _nn(_list_nn(self.insert_input(table)))
-        return self._rel_input(table, "arr_rel_insert_input", data)
+        return self._rel_input(table, "arr_rel_insert_input", self.b.rows)
 
-    def _rel_input(self, table: Table, suffix: str, data: Any) -> GraphQLInputObjectType:
-        fields: dict[str, GraphQLInputField] = {"data": GraphQLInputField(data)}
-        conflict = self.on_conflict(table)
-        if conflict is not None:
-            fields["on_conflict"] = GraphQLInputField(conflict)
+    def _rel_input(
+        self, table: Table, suffix: str, wrap: Callable[[Any], Any]
+    ) -> GraphQLInputObjectType:
+        def fields() -> dict[str, GraphQLInputField]:
+            out = {"data": self.b.input_field(wrap(self.insert_input(table)))}
+            conflict = self.on_conflict(table)
+            if conflict is not None:
+                out["on_conflict"] = self.b.input_field(conflict)
+            return out
+
         return self._input(f"{table.gql_name}_{suffix}", fields)
 
     def on_conflict(self, table: Table) -> GraphQLInputObjectType | None:
@@ -128,165 +151,205 @@ class MutationTypes:
         for a role only with an update permission (an upsert updates)."""
         if not table.unique_constraints or self.update_cols(table) is None:
             return None
-        constraint = self.b._memo(
-            f"{table.gql_name}_constraint",
-            lambda: GraphQLEnumType(
-                f"{table.gql_name}_constraint",
-                {name: GraphQLEnumValue(name) for name, _ in table.unique_constraints},
-                description=f'unique or primary key constraints on table "{table.name}"',
+        b = self.b
+        return self._input(
+            f"{table.gql_name}_on_conflict",
+            lambda: {
+                "constraint": b.input_field(b.nn(self.constraint(table))),
+                "update_columns": self.t.input_field(
+                    b.rows(self.update_column(table)), default_value=[]
+                ),
+                "where": b.input_field(b.bool_exp(table)),
+            },
+        )
+
+    def constraint(self, table: Table) -> GraphQLEnumType:
+        """`x_constraint`: the table's unique and primary key constraints."""
+        name = f"{table.gql_name}_constraint"
+        t = self.t
+        return self.b._memo(  # type: ignore[no-any-return]
+            name,
+            lambda: t.enum_type(
+                name,
+                {c: self.b.enum_value(c) for c, _ in table.unique_constraints},
+                f'unique or primary key constraints on table "{table.name}"',
             ),
         )
-        fields = {
-            "constraint": GraphQLInputField(_nn(constraint)),
-            "update_columns": GraphQLInputField(
-                _nn(_list_nn(self.update_column(table))), default_value=[]
-            ),
-            "where": GraphQLInputField(self.b.bool_exp(table)),
-        }
-        return self._input(f"{table.gql_name}_on_conflict", fields)
 
     def update_column(self, table: Table) -> GraphQLEnumType:
         """`x_update_column`: the columns an upsert may update."""
         name = f"{table.gql_name}_update_column"
-        values = {c.gql_name: GraphQLEnumValue(c.name) for c in self.update_cols(table) or ()}
-        return self.b._memo(  # type: ignore[no-any-return]
-            name, lambda: GraphQLEnumType(name, values or {"_PLACEHOLDER": GraphQLEnumValue("")})
-        )
+        b, t = self.b, self.t
+
+        def make() -> GraphQLEnumType:
+            values = {c.gql_name: b.enum_value(c.name) for c in self.update_cols(table) or ()}
+            return t.enum_type(name, values or {"_PLACEHOLDER": b.enum_value("")})
+
+        return self.b._memo(name, make)  # type: ignore[no-any-return]
 
     def _columns_input(
         self, table: Table, suffix: str, cols: list[Column], scalar: Any = None
     ) -> GraphQLInputObjectType:
+        b = self.b
         return self._input(
             f"{table.gql_name}_{suffix}",
-            {c.gql_name: GraphQLInputField(scalar or self.b.scalar(c.scalar)) for c in cols},
+            lambda: {c.gql_name: b.input_field(scalar or b.scalar(c.scalar)) for c in cols},
         )
 
     def update_args(self, table: Table) -> dict[str, GraphQLArgument]:
         """`_set`, `_inc` and the jsonb operators an update takes."""
+        arg = self.t.argument
         cols = list(self.update_cols(table) or ())
-        args = {"_set": GraphQLArgument(self._columns_input(table, "set_input", cols))}
+        args = {"_set": arg(self._columns_input(table, "set_input", cols))}
         numeric = [c for c in cols if c.is_numeric and not c.is_array]
         if numeric:
-            args["_inc"] = GraphQLArgument(self._columns_input(table, "inc_input", numeric))
+            args["_inc"] = arg(self._columns_input(table, "inc_input", numeric))
         jsonb = [c for c in cols if c.type_name == "jsonb"]
         if jsonb:
-            scalar = self.b.scalar("jsonb")
-            args["_append"] = GraphQLArgument(self._columns_input(table, "append_input", jsonb))
-            args["_prepend"] = GraphQLArgument(self._columns_input(table, "prepend_input", jsonb))
-            args["_delete_key"] = GraphQLArgument(
+            strings = self.b.list_nn(GraphQLString)
+            args["_append"] = arg(self._columns_input(table, "append_input", jsonb))
+            args["_prepend"] = arg(self._columns_input(table, "prepend_input", jsonb))
+            args["_delete_key"] = arg(
                 self._columns_input(table, "delete_key_input", jsonb, GraphQLString)
             )
-            args["_delete_elem"] = GraphQLArgument(
+            args["_delete_elem"] = arg(
                 self._columns_input(table, "delete_elem_input", jsonb, GraphQLInt)
             )
-            args["_delete_at_path"] = GraphQLArgument(
-                self._columns_input(table, "delete_at_path_input", jsonb, _list_nn(GraphQLString))
+            args["_delete_at_path"] = arg(
+                self._columns_input(table, "delete_at_path_input", jsonb, strings)
             )
-            del scalar
         return args
 
     def pk_columns(self, table: Table) -> GraphQLInputObjectType:
         """`x_pk_columns_input`."""
-        fields = {}
-        for name in table.primary_key:
-            col = table.column_map[name]
-            fields[col.gql_name] = GraphQLInputField(_nn(self.b.scalar(col.scalar)))
+        b = self.b
+
+        def fields() -> dict[str, GraphQLInputField]:
+            out = {}
+            for name in table.primary_key:
+                col = table.column_map[name]
+                out[col.gql_name] = b.input_field(b.nn(b.scalar(col.scalar)))
+            return out
+
         return self._input(
             f"{table.gql_name}_pk_columns_input",
             fields,
             f"primary key columns input for table: {table.name}",
         )
 
+    def updates(self, table: Table, upd: dict[str, GraphQLArgument]) -> GraphQLInputObjectType:
+        """`x_updates`: one update of `update_x_many` (its `_set`, … and `where`)."""
+        b = self.b
+        return self._input(
+            f"{table.gql_name}_updates",
+            lambda: {
+                **{k: b.input_field(a.type) for k, a in upd.items()},
+                "where": b.input_field(b.nn(b.bool_exp(table))),
+            },
+        )
+
+    # -- output types and root fields -----------------------------------------------------
     def response(self, table: Table) -> GraphQLObjectType:
         """`x_mutation_response {affected_rows, returning}`; `returning` only for a role that
         may select the table."""
         name = f"{table.gql_name}_mutation_response"
+        b, t = self.b, self.t
 
         def fields() -> dict[str, GraphQLField]:
-            f = {"affected_rows": GraphQLField(_nn(GraphQLInt), extensions=_info("affected_rows"))}
+            f = {"affected_rows": t.field(b.nn(GraphQLInt), extensions=AFFECTED_ROWS)}
             if self.can_select(table):
-                f["returning"] = GraphQLField(
-                    _nn(_list_nn(self.b.object_type(table))), extensions=_info("returning")
-                )
+                f["returning"] = t.field(b.rows(b.object_type(table)), extensions=RETURNING)
             return f
 
         return self.b._memo(  # type: ignore[no-any-return]
             name,
-            lambda: GraphQLObjectType(
-                name, fields, description=f'response of any mutation on the table "{table.name}"'
+            lambda: t.object_type(
+                name, fields, f'response of any mutation on the table "{table.name}"'
             ),
         )
 
     def fields(self, table: Table) -> dict[str, GraphQLField]:
         """The mutation root fields of one table."""
-        rf = table.root_fields
         out: dict[str, GraphQLField] = {}
         has_pk = self.pk_visible(table)
         if self.insert_cols(table) is not None:
-            args = {"objects": GraphQLArgument(_nn(_list_nn(self.insert_input(table))))}
-            one = {"object": GraphQLArgument(_nn(self.insert_input(table)))}
-            conflict = self.on_conflict(table)
-            if conflict is not None:
-                args["on_conflict"] = GraphQLArgument(conflict)
-                one["on_conflict"] = GraphQLArgument(conflict)
-            out[rf.insert] = GraphQLField(
+            out.update(self._insert_fields_of(table))
+        if self.update_cols(table) is not None:
+            out.update(self._update_fields_of(table, has_pk))
+        if self.can_delete(table):
+            out.update(self._delete_fields_of(table, has_pk))
+        return out
+
+    def _insert_fields_of(self, table: Table) -> dict[str, GraphQLField]:
+        b, t = self.b, self.t
+        rf = table.root_fields
+        row = self.insert_input(table)
+        args = {"objects": t.argument(b.rows(row))}
+        one = {"object": t.argument(b.nn(row))}
+        conflict = self.on_conflict(table)
+        if conflict is not None:
+            args["on_conflict"] = one["on_conflict"] = t.argument(conflict)
+        out = {
+            rf.insert: t.field(
                 self.response(table),
                 args,
-                extensions=_info("insert", table=table),
-                description=f'insert data into the table: "{table.name}"',
+                f'insert data into the table: "{table.name}"',
+                _info("insert", table=table),
             )
-            if self.can_select(table):
-                out[rf.insert_one] = GraphQLField(
-                    self.b.object_type(table),
-                    one,
-                    extensions=_info("insert_one", table=table),
-                    description=f'insert a single row into the table: "{table.name}"',
-                )
-        if self.update_cols(table) is not None:
-            upd = self.update_args(table)
-            out[rf.update] = GraphQLField(
+        }
+        if self.can_select(table):
+            out[rf.insert_one] = t.field(
+                b.object_type(table),
+                one,
+                f'insert a single row into the table: "{table.name}"',
+                _info("insert_one", table=table),
+            )
+        return out
+
+    def _update_fields_of(self, table: Table, has_pk: bool) -> dict[str, GraphQLField]:
+        b, t = self.b, self.t
+        rf = table.root_fields
+        upd = self.update_args(table)
+        out = {
+            rf.update: t.field(
                 self.response(table),
-                {**upd, "where": GraphQLArgument(_nn(self.b.bool_exp(table)))},
-                extensions=_info("update", table=table),
-                description=f'update data of the table: "{table.name}"',
+                {**upd, "where": b.argument(b.nn(b.bool_exp(table)))},
+                f'update data of the table: "{table.name}"',
+                _info("update", table=table),
             )
-            if has_pk:
-                out[rf.update_by_pk] = GraphQLField(
-                    self.b.object_type(table),
-                    {**upd, "pk_columns": GraphQLArgument(_nn(self.pk_columns(table)))},
-                    extensions=_info("update_by_pk", table=table),
-                    description=f'update single row of the table: "{table.name}"',
-                )
-            updates = self._input(
-                f"{table.gql_name}_updates",
-                {
-                    **{k: GraphQLInputField(a.type) for k, a in upd.items()},
-                    "where": GraphQLInputField(_nn(self.b.bool_exp(table))),
-                },
+        }
+        if has_pk:
+            out[rf.update_by_pk] = t.field(
+                b.object_type(table),
+                {**upd, "pk_columns": t.argument(b.nn(self.pk_columns(table)))},
+                f'update single row of the table: "{table.name}"',
+                _info("update_by_pk", table=table),
             )
-            out[rf.update_many] = GraphQLField(
-                GraphQLList(self.response(table)),
-                {"updates": GraphQLArgument(_nn(_list_nn(updates)))},
-                extensions=_info("update_many", table=table),
-                description=f'update multiples rows of table: "{table.name}"',
-            )
-        if self.can_delete(table):
-            out[rf.delete] = GraphQLField(
+        out[rf.update_many] = t.field(
+            t.list_of(self.response(table)),
+            {"updates": t.argument(b.rows(self.updates(table, upd)))},
+            f'update multiples rows of table: "{table.name}"',
+            _info("update_many", table=table),
+        )
+        return out
+
+    def _delete_fields_of(self, table: Table, has_pk: bool) -> dict[str, GraphQLField]:
+        b, t = self.b, self.t
+        rf = table.root_fields
+        out = {
+            rf.delete: t.field(
                 self.response(table),
-                {"where": GraphQLArgument(_nn(self.b.bool_exp(table)))},
-                extensions=_info("delete", table=table),
-                description=f'delete data from the table: "{table.name}"',
+                {"where": b.argument(b.nn(b.bool_exp(table)))},
+                f'delete data from the table: "{table.name}"',
+                _info("delete", table=table),
             )
-            if has_pk:
-                out[rf.delete_by_pk] = GraphQLField(
-                    self.b.object_type(table),
-                    {
-                        table.column_map[c].gql_name: GraphQLArgument(
-                            _nn(self.b.scalar(table.column_map[c].scalar))
-                        )
-                        for c in table.primary_key
-                    },
-                    extensions=_info("delete_by_pk", table=table),
-                    description=f'delete single row from the table: "{table.name}"',
-                )
+        }
+        if has_pk:
+            columns = [table.column_map[c] for c in table.primary_key]
+            out[rf.delete_by_pk] = t.field(
+                b.object_type(table),
+                {c.gql_name: b.argument(b.nn(b.scalar(c.scalar))) for c in columns},
+                f'delete single row from the table: "{table.name}"',
+                _info("delete_by_pk", table=table),
+            )
         return out
