@@ -1,3 +1,3 @@
 -- { article { title author { name } } }
 -- variables: None
-SELECT coalesce(json_agg(row_to_json((SELECT _e5 FROM (SELECT _b1."title" AS "title", CASE WHEN _b3."id" IS NULL THEN NULL ELSE row_to_json((SELECT _e4 FROM (SELECT _b3."name" AS "name") AS _e4)) END AS "author") AS _e5))), '[]') AS "v" FROM (SELECT _t2.* FROM "public"."article" AS _t2 WHERE (true)) AS _b1 LEFT OUTER JOIN "public"."author" AS _b3 ON _b3."id" = _b1."author_id"
+SELECT coalesce(json_agg(row_to_json((SELECT _e6 FROM (SELECT _b1."title" AS "title", _r3."v" AS "author") AS _e6))), '[]') AS "v" FROM (SELECT _t2.* FROM "public"."article" AS _t2 WHERE (true)) AS _b1 LEFT OUTER JOIN LATERAL (SELECT row_to_json((SELECT _e5 FROM (SELECT _b4."name" AS "name") AS _e5)) AS "v" FROM "public"."author" AS _b4  WHERE _b4."id" = _b1."author_id") AS _r3 ON true

@@ -317,9 +317,16 @@ class Renderer:
         return sql, outer_order
 
     # -- selections ---------------------------------------------------------------------
-    def row_json(self, fields: tuple[tuple[str, Field], ...], alias: str, joins: list[str]) -> str:
-        """A JSON object of `fields` for the row `alias`; relationship joins go to `joins`."""
-        items = [(name, self.field(f, alias, joins)) for name, f in fields]
+    def row_json(
+        self,
+        fields: tuple[tuple[str, Field], ...],
+        alias: str,
+        joins: list[str],
+        whole_table: bool = False,
+    ) -> str:
+        """A JSON object of `fields` for the row `alias`; relationship joins go to `joins`.
+        `whole_table`: the rows of `alias` are a whole table (see `field`)."""
+        items = [(name, self.field(f, alias, joins, whole_table)) for name, f in fields]
         if not items:
             return "json_build_object()"
         if any(len(name.encode()) > MAX_IDENT for name, _ in items):
@@ -329,8 +336,16 @@ class Renderer:
         cols = ", ".join(f"{expr} AS {ident(name)}" for name, expr in items)
         return f"row_to_json((SELECT {e} FROM (SELECT {cols}) AS {e}))"
 
-    def field(self, f: Field, alias: str, joins: list[str]) -> str:
-        """The SQL value of one field of the row `alias`."""
+    def field(self, f: Field, alias: str, joins: list[str], whole_table: bool = False) -> str:
+        """The SQL value of one field of the row `alias`.
+
+        An object relationship onto a key builds its JSON with the parent's row
+        (`_object_join`), so only for rows answered, except when the parent rows are a
+        whole table (`whole_table`): then every target row that can match is scanned
+        anyway, and a many-to-one target is usually the smaller table, so its JSON is built
+        once per target row inside the join (`_object_lateral`). Measured on Chinook:
+        `tracks_media_some` (26 of 3,503 tracks onto 347 albums) 1.3-1.6x faster joined
+        outside; `tracks_media_all` (3,503 tracks onto 5 media types) 1.4x faster inside."""
         if isinstance(f, Typename):
             return literal(f.name)
         if isinstance(f, ComputedValue):
@@ -344,6 +359,8 @@ class Renderer:
                 value = f"({value} #> {self.param(f.json_path)})"
             return f"({value})::text" if f.as_text else value
         if f.unique and f.mapping and isinstance(f.select, Select):
+            if whole_table:
+                return self._object_lateral(f, f.select, alias, joins)
             return self._object_join(f, f.select, alias, joins)
         rel = self.alias("_r")
         sub = self.selection(f.select, (f.mapping, alias))
@@ -365,6 +382,22 @@ class Renderer:
         matched = f"{b}.{ident(f.mapping[0][1])}"
         return f"CASE WHEN {matched} IS NULL THEN NULL ELSE {obj} END"
 
+    def _object_lateral(self, f: RelField, sel: Select, parent: str, joins: list[str]) -> str:
+        """An object relationship onto a key as a plain lateral subquery that builds the
+        object's JSON; Postgres flattens it into a hash or merge join."""
+        rel, b = self.alias("_r"), self.alias("_b")
+        inner: list[str] = []
+        obj = self.row_json(sel.fields, b, inner)
+        cond = self.join_condition(f.mapping, parent, b)
+        if sel.rows.where != TRUE:
+            cond = f"({cond}) AND ({self.bool_exp(sel.rows.where, b)})"
+        joins.append(
+            f"LEFT OUTER JOIN LATERAL (SELECT {obj} AS {ident('v')} FROM "
+            f"{qualified(sel.rows.table)} AS {b} {' '.join(inner)} WHERE {cond}) AS {rel} "
+            "ON true"
+        )
+        return f"{rel}.{ident('v')}"
+
     def selection(
         self, sel: Select | Aggregate, join: tuple[tuple[tuple[str, str], ...], str] | None
     ) -> str:
@@ -374,7 +407,7 @@ class Renderer:
         joins: list[str] = []
         order = f" ORDER BY {', '.join(outer_order)}" if outer_order else ""
         if isinstance(sel, Select):
-            obj = self.row_json(sel.fields, b, joins)
+            obj = self.row_json(sel.fields, b, joins, join is None and _whole_table(sel.rows))
             value = (
                 f"json_agg({obj}{order})->0"
                 if sel.single
@@ -433,6 +466,19 @@ class Renderer:
                     value = f"({value})::text"
             parts.append(f"{literal(name)}, {value}")
         return f"json_build_object({', '.join(parts)})"
+
+
+def _whole_table(rows: Rows) -> bool:
+    """Whether `rows` are every row of a table: no filter (the role's included), window,
+    `DISTINCT ON` or function."""
+    return (
+        rows.where == TRUE
+        and rows.limit is None
+        and rows.limit_cap is None
+        and rows.offset is None
+        and not rows.distinct_on
+        and rows.function is None
+    )
 
 
 def _needs_row(sel: Select | Aggregate) -> bool:
