@@ -341,8 +341,8 @@ def big_metadata() -> dict[str, Any]:
 def test_500_tables_compile(
     pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A 500-table directory with relationships both ways and two roles compiles (its time
-    is measured by `python -m bench.translate`, not here)."""
+    """A 500-table directory with relationships both ways and two roles compiles (its time,
+    1.1-1.3 s on a 2-core machine, is a benchmark figure in the README, not a test)."""
     url = create_database(pg_url)
     _run(url, big_schema())
     directory = write_dir(tmp_path, big_metadata())
