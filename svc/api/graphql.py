@@ -8,6 +8,7 @@ whose JSON text is written into the response without being decoded (design brief
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,26 @@ class Compiled:
     aliases: tuple[str, ...]
 
 
+def _key(alias: str) -> bytes:
+    """`"alias":`, the start of a root field in the answer."""
+    return _encode(alias) + b":"
+
+
+def _data_body(keys: Iterable[bytes], answers: Iterable[bytes]) -> bytes:
+    """`{"data":{…}}` from each root's `_key` and JSON answer, in one copy (answers can be
+    megabytes)."""
+    parts = [b'{"data":{']
+    for i, (key, answer) in enumerate(zip(keys, answers, strict=True)):
+        parts += (b"," + key if i else key, answer)
+    parts.append(b"}}")
+    return b"".join(parts)
+
+
+def _errors_body(exc: SvcError, role: str) -> bytes:
+    """`{"errors": [...]}` for a request that failed (internals shown to admin only)."""
+    return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+
+
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
 
 
@@ -98,7 +119,7 @@ class Seen:
         params = compiled.statement.params
         by_session = any(isinstance(p.source, SessionRef | SessionJson) for p in params)
         args = None if by_session else resolve(params, variables, {})
-        keys = tuple(_encode(alias) + b":" for alias in compiled.aliases)
+        keys = tuple(_key(alias) for alias in compiled.aliases)
         return cls(compiled.statement.sql, params, variables, args, keys)
 
 
@@ -281,7 +302,7 @@ class GraphQLService:
         try:
             return await self.run(state, role, session, decode_request(raw), body=body)
         except SvcError as exc:
-            return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+            return _errors_body(exc, role)
 
     async def answer_again(
         self, state: State, role: str, session: dict[str, str], body: bytes
@@ -298,12 +319,8 @@ class GraphQLService:
                 args = resolve(seen.params, seen.variables, session)
             texts = await self.db.query_json(seen.sql, args, len(seen.keys))
         except SvcError as exc:
-            return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
-        parts = [b'{"data":{']
-        for i, (key, text) in enumerate(zip(seen.keys, texts, strict=True)):
-            parts += (b"," + key if i else key, text)
-        parts.append(b"}}")
-        return b"".join(parts)  # one copy of answers that can be megabytes
+            return _errors_body(exc, role)
+        return _data_body(seen.keys, texts)
 
     async def run(
         self,
@@ -377,16 +394,15 @@ class GraphQLService:
         introspection: dict[str, Any] = {}
         if any(r.select is None for r in plan.roots):
             introspection = self._introspect(state.schema(role), prepared, variables)
-        parts: list[bytes] = []
+        answers: list[bytes] = []
         for root in plan.roots:
             if root.select is None:
-                value = _encode(introspection.get(root.alias))
+                answers.append(_encode(introspection.get(root.alias)))
             elif root.alias in values:
-                value = values[root.alias]
+                answers.append(values[root.alias])
             else:
-                value = _encode(getattr(root.select, "name", None))
-            parts.append(_encode(root.alias) + b":" + value)
-        return b'{"data":{' + b",".join(parts) + b"}}"
+                answers.append(_encode(getattr(root.select, "name", None)))
+        return _data_body([_key(root.alias) for root in plan.roots], answers)
 
     @staticmethod
     def _introspect(

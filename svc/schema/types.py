@@ -64,13 +64,8 @@ class Types:
         self, name: str, fields: Fields, description: str | None = None
     ) -> GraphQLObjectType:
         """An object type."""
-        t: Any = _new(GraphQLObjectType)
+        t = _named(GraphQLObjectType, name, description)
         own = self._own(t, fields)
-        t.name = name
-        t.description = description
-        t.extensions = {}
-        t.ast_node = None
-        t.extension_ast_nodes = ()
         t._fields = own
         t._interfaces = None
         t.is_type_of = None
@@ -82,13 +77,8 @@ class Types:
         self, name: str, fields: Fields, description: str | None = None
     ) -> GraphQLInputObjectType:
         """An input object type."""
-        t: Any = _new(GraphQLInputObjectType)
+        t = _named(GraphQLInputObjectType, name, description)
         own = self._own(t, fields)
-        t.name = name
-        t.description = description
-        t.extensions = {}
-        t.ast_node = None
-        t.extension_ast_nodes = ()
         t._fields = own
         t.is_one_of = False
         t.fields = own
@@ -107,12 +97,7 @@ class Types:
         self, name: str, values: dict[str, GraphQLEnumValue], description: str | None = None
     ) -> GraphQLEnumType:
         """An enum type."""
-        t: Any = _new(GraphQLEnumType)
-        t.name = name
-        t.description = description
-        t.extensions = {}
-        t.ast_node = None
-        t.extension_ast_nodes = ()
+        t = _named(GraphQLEnumType, name, description)
         t.values = values
         if not values:
             self.valid = False
@@ -308,6 +293,24 @@ class CheckedTypes(Types):
         """Nothing: graphql-core resolves the thunks while collecting the schema's types."""
 
 
+def _named(cls: type, name: str, description: str | None) -> Any:
+    """A new, empty named type of class `cls` with the attributes all named types have."""
+    t: Any = _new(cls)
+    t.name = name
+    t.description = description
+    t.extensions = {}
+    t.ast_node = None
+    t.extension_ast_nodes = ()
+    return t
+
+
+def _unwrap(of: Any) -> Any:
+    """The named type inside list and non-null wrappers."""
+    while type(of) in _WRAPPERS:
+        of = of.of_type
+    return of
+
+
 def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
     """The named types reachable from `roots`, then from the specified directives'
     arguments and from the introspection types, in the order graphql-core's
@@ -315,36 +318,35 @@ def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
     their arguments refer to, in order. Object types here implement no interface."""
     found: dict[Any, None] = {}
 
+    def reach(of: Any) -> None:
+        of = _unwrap(of)
+        if of is not None and of not in found:
+            visit(of)
+
     def visit(named: Any) -> None:
+        # Recurses only through itself (`_unwrap` returns first): one frame per type, as a
+        # schema of many related tables is walked thousands of types deep.
         found[named] = None
         kind = type(named)
         if kind is GraphQLObjectType:
             for field in named.fields.values():
-                of = field.type
-                while type(of) in _WRAPPERS:
-                    of = of.of_type
+                of = _unwrap(field.type)
                 if of not in found:
                     visit(of)
                 for arg in field.args.values():
-                    of = arg.type
-                    while type(of) in _WRAPPERS:
-                        of = of.of_type
+                    of = _unwrap(arg.type)
                     if of not in found:
                         visit(of)
         elif kind is GraphQLInputObjectType:
             for input_field in named.fields.values():
-                of = input_field.type
-                while type(of) in _WRAPPERS:
-                    of = of.of_type
+                of = _unwrap(input_field.type)
                 if of not in found:
                     visit(of)
 
-    starts: list[Any] = [*roots]
-    starts += (arg.type for directive in specified_directives for arg in directive.args.values())
-    starts.append(introspection_types["__Schema"])
-    for start in starts:
-        while type(start) in _WRAPPERS:
-            start = start.of_type
-        if start is not None and start not in found:
-            visit(start)
+    for root in roots:
+        reach(root)
+    for directive in specified_directives:
+        for arg in directive.args.values():
+            reach(arg.type)
+    reach(introspection_types["__Schema"])
     return found

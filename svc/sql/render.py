@@ -376,13 +376,18 @@ class Renderer:
         Postgres would compute it for every row of the target when it hashes that side.
         A matched row has its join columns non-null; an unmatched one is all nulls."""
         b = self.alias("_b")
-        cond = self.join_condition(f.mapping, parent, b)
-        if sel.rows.where != TRUE:
-            cond = f"({cond}) AND ({self.bool_exp(sel.rows.where, b)})"
+        cond = self._object_condition(f, sel, parent, b)
         joins.append(f"LEFT OUTER JOIN {qualified(sel.rows.table)} AS {b} ON {cond}")
         obj = self.row_json(sel.fields, b, joins)
         matched = f"{b}.{ident(f.mapping[0][1])}"
         return f"CASE WHEN {matched} IS NULL THEN NULL ELSE {obj} END"
+
+    def _object_condition(self, f: RelField, sel: Select, parent: str, b: str) -> str:
+        """The join of an object relationship's row `b` to `parent`, with the role's filter."""
+        cond = self.join_condition(f.mapping, parent, b)
+        if sel.rows.where != TRUE:
+            cond = f"({cond}) AND ({self.bool_exp(sel.rows.where, b)})"
+        return cond
 
     def _object_lateral(self, f: RelField, sel: Select, parent: str, joins: list[str]) -> str:
         """An object relationship onto a key as a plain lateral subquery that builds the
@@ -390,9 +395,7 @@ class Renderer:
         rel, b = self.alias("_r"), self.alias("_b")
         inner: list[str] = []
         obj = self.row_json(sel.fields, b, inner)
-        cond = self.join_condition(f.mapping, parent, b)
-        if sel.rows.where != TRUE:
-            cond = f"({cond}) AND ({self.bool_exp(sel.rows.where, b)})"
+        cond = self._object_condition(f, sel, parent, b)
         joins.append(
             f"LEFT OUTER JOIN LATERAL (SELECT {obj} AS {ident('v')} FROM "
             f"{qualified(sel.rows.table)} AS {b} {' '.join(inner)} WHERE {cond}) AS {rel} "
@@ -497,9 +500,13 @@ class Renderer:
 def _whole_table(rows: Rows) -> bool:
     """Whether `rows` are every row of a table: no filter (the role's included), window,
     `DISTINCT ON` or function."""
+    return rows.where == TRUE and _unwindowed(rows)
+
+
+def _unwindowed(rows: Rows) -> bool:
+    """No limit, offset, `DISTINCT ON` or function source: the rows are all that match."""
     return (
-        rows.where == TRUE
-        and rows.limit is None
+        rows.limit is None
         and rows.limit_cap is None
         and rows.offset is None
         and not rows.distinct_on
@@ -509,16 +516,8 @@ def _whole_table(rows: Rows) -> bool:
 
 def _groupable(sel: Select) -> bool:
     """Whether an array relationship's rows can be aggregated for all parents at once: a
-    list (not an aggregate or a single object) without window or `DISTINCT ON` per parent."""
-    rows = sel.rows
-    return (
-        not sel.single
-        and rows.limit is None
-        and rows.limit_cap is None
-        and rows.offset is None
-        and not rows.distinct_on
-        and rows.function is None
-    )
+    list (not a single object) without window or `DISTINCT ON` per parent."""
+    return not sel.single and _unwindowed(sel.rows)
 
 
 def _needs_row(sel: Select | Aggregate) -> bool:
