@@ -50,7 +50,12 @@ class Config:
     jwt_secret: str | None = None
     enable_allowlist: bool = False
     infer_function_permissions: bool = True
-    metadata_poll_seconds: float = 5.0
+    # Metadata sync (ARCHITECTURE.md "Sync"): seconds between version reads on the LISTEN
+    # connection, the fallback when a notification is missed (issue 11: other instances
+    # converge within 1 s); and the version counter file `svc serve` shares with its
+    # workers (`svc.api.shared_version`), "" when the app runs under another server.
+    metadata_poll_seconds: float = 0.5
+    shared_version_file: str = ""
     pool_size: int = 10
     log_requests: bool = True
 
@@ -79,6 +84,8 @@ class Config:
                 e.get("SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS"), True
             ),
             "admin_secrets": _admin_secrets(e),
+            "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
+            "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -53,14 +53,14 @@ def create_database(admin_url: str, prefix: str = "t") -> str:
 
 
 class ServerProcess:
-    """`svc serve` in a subprocess on a free port, with one worker by default."""
+    """`svc serve` in a subprocess on a free port, with svc's default worker count (the
+    CPU count) unless `env` sets `SVC_GRAPHQL_SERVER_WORKERS` or `args` pass `--workers`."""
 
     def __init__(self, database_url: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = {
             **os.environ,
-            "SVC_GRAPHQL_SERVER_WORKERS": "1",
             "SVC_GRAPHQL_LOG_REQUESTS": "false",
             **(env or {}),
         }

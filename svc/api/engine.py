@@ -1,15 +1,18 @@
 """The engine: one process's connection to Postgres, its current `State`, and the entry
 points the server calls (`metadata`, `graphql`, `explain`).
 
-Metadata sync between processes (design brief 4): a writer bumps the stored resource
-version and sends `NOTIFY`; every engine listens and reloads when the version moves past
-its own, and polls the version every few seconds in case a notification was missed.
+Metadata sync (design brief 4, issue 11; ARCHITECTURE.md "Sync"): a writer bumps the
+stored resource version and sends `NOTIFY`; every engine listens (`svc.execute.listener`:
+reconnects after any loss, polls the version on that connection every
+`metadata_poll_seconds`) and reloads when the version moves past its own. Within one
+`svc serve`, the workers share a version counter (`svc.api.shared_version`): every entry
+point first obtains a state at least as new as the counter (`current_state`), so once
+the metadata API has answered on one worker, every worker answers with the new version.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import msgspec
@@ -17,10 +20,12 @@ import msgspec
 from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
+from svc.api.shared_version import SharedVersion
 from svc.api.state import State
 from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
+from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.metadata.model import decode_metadata, encode_metadata
 from svc.sql.render import render_root
@@ -31,7 +36,9 @@ _encode = msgspec.json.encode
 class Engine:
     """Create with `await Engine.start(config)`; close with `await engine.close()`."""
 
-    def __init__(self, config: Config, db: Database, state: State) -> None:
+    def __init__(
+        self, config: Config, db: Database, state: State, shared: SharedVersion | None = None
+    ) -> None:
         self.config = config
         self.db = db
         self.state = state
@@ -42,26 +49,49 @@ class Engine:
         # `NOTIFY` of this process's own write arrives before the state is swapped, and
         # must then find it installed rather than load the whole document again.
         self._write_lock = asyncio.Lock()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._listener: Any = None
+        self._listener: VersionListener | None = None
+        # The shared counter of `svc serve`'s workers (None under another server), and the
+        # highest counter value this engine has caught up with: a request finding the
+        # counter above it reloads first (`current_state`).
+        self._shared = shared
+        self._synced = state.version
+        if shared is not None:
+            shared.raise_to(state.version)
 
     @classmethod
     async def start(cls, config: Config) -> Engine:
-        """Connect, create `hdb_catalog` if needed, load metadata, start syncing."""
+        """Connect, create `hdb_catalog` if needed, load metadata, start syncing (the
+        shared counter when `config.shared_version_file` names one, and the listener).
+        Raises `SvcError` `postgres-error` when Postgres is unreachable, OSError or
+        ValueError when the counter file cannot be mapped."""
         db = await Database.connect(config.database_url, max_size=config.pool_size)
-        await db.init_catalog()
-        engine = cls(config, db, await cls._load(db, config.infer_function_permissions))
-        engine._listener = await db.listen(engine.on_version)
-        engine._tasks.append(asyncio.get_running_loop().create_task(engine._poll()))
+        shared = None
+        try:
+            await db.init_catalog()
+            state = await cls._load(db, config.infer_function_permissions)
+            if config.shared_version_file:
+                shared = SharedVersion.open(config.shared_version_file)
+            engine = cls(config, db, state, shared)
+        except BaseException:
+            if shared is not None:
+                shared.close()
+            await db.close()
+            raise
+        engine._listener = VersionListener(
+            db.url, engine.on_version, poll_seconds=config.metadata_poll_seconds
+        )
+        engine._listener.start()
         return engine
 
     async def close(self) -> None:
         """Stop syncing and close connections."""
-        for task in self._tasks:
-            task.cancel()
         if self._listener is not None:
             await self._listener.close()
+            self._listener = None
         await self.db.close()
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
 
     @staticmethod
     async def _load(db: Database, infer_functions: bool, previous: State | None = None) -> State:
@@ -77,19 +107,56 @@ class Engine:
 
     # -- sync ---------------------------------------------------------------------------
     async def on_version(self, version: int) -> None:
-        """Reload when another process stored a newer metadata version."""
+        """Reload when another process stored a newer metadata version (called by the
+        listener with each notified or polled version); raises what loading raises."""
         if version > self.state.version:
             async with self._write_lock:
                 if version > self.state.version:
                     loaded = await self._load(self.db, self._infer, self.state)
                     if loaded.version > self.state.version:  # never go back to an older one
-                        self.state = loaded
+                        self._install(loaded)
 
-    async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.metadata_poll_seconds)
-            with contextlib.suppress(Exception):
-                await self.on_version(await self.db.read_version())
+    async def current_state(self) -> State:
+        """The state a request must answer with: at least as new as every version another
+        worker of this `svc serve` has installed (the shared counter), reloading first
+        (under the write lock) when this worker is behind. Costs one 8-byte read and a
+        comparison when it is not. Raises `SvcError` `postgres-error` (500) when the
+        reload cannot reach Postgres."""
+        shared = self._shared
+        if shared is not None:
+            target = shared.read()
+            if target > self._synced:
+                await self._catch_up(target)
+        return self.state
+
+    async def _catch_up(self, target: int) -> None:
+        async with self._write_lock:
+            if target <= self._synced:
+                return  # a reload or write while we waited got there
+            if target > self.state.version:
+                try:
+                    loaded = await self._load(self.db, self._infer, self.state)
+                except SvcError:
+                    raise
+                except Exception as exc:  # asyncpg's or OSError: Postgres unreachable
+                    raise SvcError(
+                        "postgres-error",
+                        f"could not load metadata version {target}: {exc}",
+                        status=500,
+                    ) from exc
+                if loaded.version > self.state.version:
+                    self._install(loaded)
+            # Even if the stored version is now below `target` (hdb_catalog recreated),
+            # this counter value is done: later requests must not reload again for it.
+            self._synced = max(self._synced, target)
+
+    def _install(self, state: State) -> None:
+        """Make `state` current and tell the other workers (raise the shared counter).
+        Called with the write lock held, after the version is committed."""
+        self.state = state
+        self._synced = max(self._synced, state.version)
+        if self._shared is not None:
+            self._shared.raise_to(state.version)
 
     # -- metadata API -------------------------------------------------------------------
     async def metadata(
@@ -102,8 +169,8 @@ class Engine:
         if role != "admin" and body.type not in ROLE_OPERATIONS:
             raise SvcError("access-denied", "restricted access : admin only", path="$.args")
         if body.type in READ_ONLY:
+            state = await self.current_state()
             async with self.db.transaction() as conn:
-                state = self.state
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
                 ctx.role, ctx.session = role, session
                 ctx.resource_version = state.version
@@ -132,15 +199,15 @@ class Engine:
                         conn, encode_metadata(ctx.metadata).decode()
                     )
             if ctx.metadata_changed or ctx.schema_changed:
-                self.state = State(version, ctx.metadata, ctx.catalog, ctx.ir, self._infer)
+                self._install(State(version, ctx.metadata, ctx.catalog, ctx.ir, self._infer))
             elif state is not self.state:
-                self.state = state
+                self._install(state)
             return result
 
     # -- GraphQL ------------------------------------------------------------------------
     async def graphql(self, raw: Any, role: str, session: dict[str, str]) -> bytes:
         """Answer a GraphQL request body (an object, or a JSON array for a batch)."""
-        state = self.state
+        state = await self.current_state()
         if isinstance(raw, list):
             parts = [await self.graphql_service.execute(state, role, session, r) for r in raw]
             return b"[" + b",".join(parts) + b"]"
@@ -149,7 +216,7 @@ class Engine:
     async def graphql_body(self, body: bytes, role: str, session: dict[str, str]) -> bytes:
         """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
         same role is answered from them alone; raises `invalid-json`."""
-        state = self.state
+        state = await self.current_state()
         answer = await self.graphql_service.answer_again(state, role, session, body)
         if answer is not None:
             return answer
@@ -160,7 +227,8 @@ class Engine:
 
     async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
         """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""
-        return await run_rest(self.graphql_service, self.state, request, role, session)
+        state = await self.current_state()
+        return await run_rest(self.graphql_service, state, request, role, session)
 
     async def explain(self, raw: Any) -> Any:
         """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query, `{sql, plan}` for a
@@ -170,7 +238,7 @@ class Engine:
         query = raw["query"]
         user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
         role = user.get("x-svc-role", "admin")
-        state = self.state
+        state = await self.current_state()
         req = decode_request(query if isinstance(query, dict) else {"query": query})
         _, compiled, variables = self.graphql_service.compile(state, role, req)
         out: list[dict[str, Any]] = []

@@ -167,10 +167,13 @@ def _export_options(args: argparse.Namespace) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run Granian with the ASGI app; start and stop an embedded Postgres if needed."""
+    """Run Granian with the ASGI app; start and stop an embedded Postgres if needed. The
+    workers share a metadata version counter file (`svc.api.shared_version`, read-your-
+    writes across workers), created here and removed on exit."""
     from granian import Granian
     from granian.constants import Interfaces, Loops
 
+    from svc.api import shared_version
     from svc.config import Config
     from svc.execute.embedded import EmbeddedPostgres, default_data_dir
 
@@ -184,6 +187,8 @@ def serve(args: argparse.Namespace) -> int:
         embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
         os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
         print(f"svc: embedded Postgres at {embedded.url}", flush=True)
+    version_file = shared_version.create()
+    os.environ[shared_version.ENV_VAR] = str(version_file)
     try:
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
         Granian(
@@ -199,6 +204,7 @@ def serve(args: argparse.Namespace) -> int:
             log_access=False,
         ).serve()
     finally:
+        shared_version.remove(version_file)
         if embedded is not None:
             embedded.stop()
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -214,16 +214,3 @@ class Database:
         async with self.pool.acquire() as conn:
             version: int = await conn.fetchval(READ_VERSION_SQL)
         return version
-
-    async def listen(
-        self, on_version: Callable[[int], Coroutine[Any, Any, None]]
-    ) -> asyncpg.Connection:
-        """A dedicated connection that calls `on_version` on each metadata `NOTIFY`."""
-        conn = await asyncpg.connect(self.url)
-
-        def handler(_c: Any, _pid: int, _channel: str, payload: str) -> None:
-            with contextlib.suppress(ValueError):
-                asyncio.get_running_loop().create_task(on_version(int(payload)))
-
-        await conn.add_listener(NOTIFY_CHANNEL, handler)
-        return conn
