@@ -58,6 +58,9 @@ class Config:
     shared_version_file: str = ""
     pool_size: int = 10
     log_requests: bool = True
+    # Time limit of a GraphQL statement, seconds (`--statement-timeout`; 0: none), unless
+    # the role's `time_limit` says otherwise; Postgres stops the statement (issue 11).
+    statement_timeout: float = 60.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -84,6 +87,7 @@ class Config:
                 e.get("SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS"), True
             ),
             "admin_secrets": _admin_secrets(e),
+            "statement_timeout": float(e.get("SVC_GRAPHQL_STATEMENT_TIMEOUT") or 60.0),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),
         }

@@ -64,7 +64,11 @@ class Engine:
         shared counter when `config.shared_version_file` names one, and the listener).
         Raises `SvcError` `postgres-error` when Postgres is unreachable, OSError or
         ValueError when the counter file cannot be mapped."""
-        db = await Database.connect(config.database_url, max_size=config.pool_size)
+        db = await Database.connect(
+            config.database_url,
+            max_size=config.pool_size,
+            statement_timeout=config.statement_timeout,
+        )
         shared = None
         try:
             await db.init_catalog()

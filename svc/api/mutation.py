@@ -1,7 +1,8 @@
 """Run a mutation operation: every root field in order, in one transaction (issue 3).
 
 Session variables are set transaction-locally (`svc.user`, as the reference's event
-triggers read them). A failing root field rolls back all of them and the answer is a
+triggers read them), and so is the time limit of each statement (`statement_timeout`), in
+the same statement. A failing root field rolls back all of them and the answer is a
 GraphQL error.
 """
 
@@ -26,7 +27,9 @@ from svc.sql.render import Statement, render_root
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-SESSION_SQL = "SELECT set_config('svc.user', $1, true)"
+# The session variables and the statement time limit (milliseconds), both transaction-local,
+# in one round trip.
+SESSION_SQL = "SELECT set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)"
 
 
 def plan_mutation(
@@ -69,15 +72,18 @@ class MutationRunner:
         tables: dict[QualifiedName, Table],
         variables: dict[str, Any],
         session: dict[str, str],
+        statement_timeout: str = "0",
     ) -> None:
         self.conn = conn
         self.tables = tables
         self.variables = variables
         self.session = session
+        self.statement_timeout = statement_timeout  # milliseconds as text, "0": none
 
     async def run(self, roots: list[tuple[str, MutationRoot | None]]) -> bytes:
         """The `{"data": …}` body; raises `SvcError` (the caller's transaction rolls back)."""
-        await self.conn.execute(SESSION_SQL, _encode(self.session).decode())
+        session = _encode(self.session).decode()
+        await self.conn.execute(SESSION_SQL, session, self.statement_timeout)
         parts: list[bytes] = []
         for alias, root in roots:
             value = b'"mutation_root"' if root is None else await self._root(root)
@@ -173,7 +179,14 @@ async def execute_mutation(
     roots: list[tuple[str, MutationRoot | None]],
     variables: dict[str, Any],
     session: dict[str, str],
+    timeout: float | None = None,
 ) -> bytes:
-    """Run `roots` in one transaction and answer the response body."""
+    """Run `roots` in one transaction and answer the response body. Each statement may
+    run `timeout` seconds (None: the server's `--statement-timeout`; 0: no limit); past it
+    Postgres cancels it: 400 `postgres-error` "canceling statement due to statement
+    timeout", and nothing is written. Other errors: the mapped `SvcError`
+    (`svc.execute.errors`); 500 `postgres-error` "connection error" when Postgres cannot be
+    reached."""
+    limit = db.timeout_setting(timeout)
     async with db.transaction() as conn:
-        return await MutationRunner(conn, tables, variables, session).run(roots)
+        return await MutationRunner(conn, tables, variables, session, limit).run(roots)

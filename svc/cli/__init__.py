@@ -69,6 +69,12 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS, true)",
     )
     p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
+    p.add_argument(
+        "--statement-timeout",
+        type=float,
+        help="seconds a GraphQL statement may run unless the role's time_limit says "
+        "otherwise; 0: no limit (SVC_GRAPHQL_STATEMENT_TIMEOUT, 60)",
+    )
 
 
 def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -159,6 +165,7 @@ def _export_options(args: argparse.Namespace) -> None:
         "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
         "server_interface": "SVC_GRAPHQL_SERVER_INTERFACE",
         "infer_function_permissions": "SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS",
+        "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
     }
     for attr, var in mapping.items():
         value = getattr(args, attr, None)

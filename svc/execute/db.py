@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,7 +26,12 @@ from svc.catalog.storage import (
     WRITE_METADATA_SQL,
 )
 from svc.errors import SvcError
-from svc.execute.errors import map_query_error
+from svc.execute.errors import (
+    connection_error,
+    is_connection_error,
+    map_query_error,
+    statement_timeout_error,
+)
 
 Connection = asyncpg.Connection
 PostgresError = asyncpg.PostgresError
@@ -58,6 +64,28 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 
 _SETTINGS = {"timezone": "UTC", "application_name": "svc"}
 _STATEMENT_CACHE = 1024  # prepared statements kept per connection (asyncpg's LRU)
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection before answering "connection error"
+_SETTLE_FIRST = 1.0  # seconds to wait for a cancel's acknowledgement before cancelling again
+_SETTLE_LAST = 10.0  # … and then before terminating the backend and the connection
+
+
+def _limit(seconds: float) -> float:
+    """A time limit in seconds as compared here: 0 (or less) is no limit, `inf`."""
+    return seconds if seconds > 0 else math.inf
+
+
+def timeout_ms(seconds: float) -> str:
+    """A time limit in seconds as Postgres's `statement_timeout` text: whole milliseconds
+    (rounded up, so a positive limit never becomes "0"), "0" for no limit."""
+    return "0" if not 0 < seconds < math.inf else str(max(1, math.ceil(seconds * 1000)))
+
+
+class _ReadConnection(asyncpg.Connection):  # type: ignore[misc]
+    """A read-path connection that knows its session's `statement_timeout` (`limit`,
+    seconds, `inf` for none), so a statement under that limit needs no timer of svc's."""
+
+    __slots__ = ("limit",)
+    limit: float
 
 
 class ReadConnections:
@@ -65,49 +93,164 @@ class ReadConnections:
     idle connection or None until first needed (so a quiet process holds few).
 
     Cheaper per request than asyncpg's pool (no holder bookkeeping, no release hook or
-    timeout handling), as the benchmark's limit server does. A connection goes back to
-    the queue after a result or a Postgres error (the server refused the statement; the
-    session is fine); after anything else (cancellation, a lost connection) it is
-    terminated and its slot reconnects on next use, so a half-read protocol state never
-    serves another request.
+    timeout handling), as the benchmark's limit server does. Each connection runs with
+    `statement_timeout` = `statement_timeout` seconds (0: none), so Postgres itself stops
+    a runaway statement at the server's default limit; a call with a stricter limit uses
+    asyncpg's timer (which sends a cancel request), a looser one sets the session's
+    `statement_timeout` first (one round trip, kept for that connection).
+
+    A connection goes back to the queue after a result or a Postgres error (the session is
+    fine). After a cancellation (the request's task was cancelled: its client left) or
+    svc's timer, asyncpg has sent Postgres a cancel request; the slot stays taken until
+    Postgres acknowledges it (`_settle`: the backend stopped), so no busy backend is left
+    behind and no later statement waits for it. A lost connection is dropped and its slot
+    reconnects on next use; one that was found dead when reused is retried once on a new
+    connection (the first request after a Postgres restart succeeds).
     """
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, url: str, size: int, statement_timeout: float = 0.0) -> None:
         self.url = url
-        self.idle: asyncio.Queue[asyncpg.Connection | None] = asyncio.Queue()
+        self.limit = _limit(statement_timeout)
+        self.idle: asyncio.Queue[_ReadConnection | None] = asyncio.Queue()
         for _ in range(size):
             self.idle.put_nowait(None)
-        self.opened: set[asyncpg.Connection] = set()
+        self.opened: set[_ReadConnection] = set()
+        self.settling: set[asyncio.Task[None]] = set()
 
-    async def _open(self) -> asyncpg.Connection:
-        conn = await asyncpg.connect(
-            self.url, server_settings=_SETTINGS, statement_cache_size=_STATEMENT_CACHE
+    async def _open(self) -> _ReadConnection:
+        conn: _ReadConnection = await asyncpg.connect(
+            self.url,
+            server_settings={**_SETTINGS, "statement_timeout": timeout_ms(self.limit)},
+            statement_cache_size=_STATEMENT_CACHE,
+            timeout=CONNECT_TIMEOUT,
+            connection_class=_ReadConnection,
         )
+        conn.limit = self.limit
         await _init_connection(conn)
         self.opened.add(conn)
         return conn
 
-    async def fetchrow(self, sql: str, args: list[Any]) -> asyncpg.Record | None:
-        """The first row of `sql` with `args`; raises what asyncpg raises."""
+    def _drop(self, conn: _ReadConnection | None) -> None:
+        if conn is not None:
+            self.opened.discard(conn)
+            conn.terminate()
+
+    async def fetchrow(
+        self, sql: str, args: list[Any], timeout: float | None = None
+    ) -> asyncpg.Record | None:
+        """The first row of `sql` with `args`, within `timeout` seconds (None: the server
+        default; 0: none). Raises the Postgres error (`asyncpg.PostgresError`), or
+        `SvcError` 400 `postgres-error` "canceling statement due to statement timeout"
+        when the limit passed, or 500 `postgres-error` "connection error" when Postgres
+        cannot be reached (`svc.execute.errors`)."""
+        limit = self.limit if timeout is None else _limit(timeout)
         conn = await self.idle.get()
+        retry = True  # once, when a connection from the queue turns out dead
+        while True:
+            try:
+                if conn is None or conn.is_closed():
+                    self._drop(conn)
+                    conn, retry = None, False
+                    conn = await self._open()
+                if limit == conn.limit:
+                    row = await conn.fetchrow(sql, *args)
+                else:
+                    row = await self._limited(conn, sql, args, limit)
+            except asyncpg.PostgresError as exc:
+                if not is_connection_error(exc):
+                    self.idle.put_nowait(conn)
+                    raise
+                failure: BaseException = exc
+            except asyncio.CancelledError:
+                if conn is None:
+                    self.idle.put_nowait(None)
+                else:
+                    self._settle(conn)
+                raise
+            except TimeoutError as exc:  # svc's timer (the statement), or connecting
+                if conn is None or conn.is_closed():
+                    failure = exc
+                else:
+                    self._settle(conn)
+                    raise statement_timeout_error() from None
+            except BaseException as exc:
+                failure = exc
+                if not is_connection_error(exc):
+                    self._drop(conn)
+                    self.idle.put_nowait(None)
+                    raise
+            else:
+                self.idle.put_nowait(conn)
+                return row
+            self._drop(conn)
+            conn = None
+            if not retry:
+                self.idle.put_nowait(None)
+                raise connection_error(failure) from failure
+
+    @staticmethod
+    async def _limited(
+        conn: _ReadConnection, sql: str, args: list[Any], limit: float
+    ) -> asyncpg.Record | None:
+        """Run under a limit other than the session's: a stricter one by asyncpg's timer
+        (on expiry asyncpg sends a cancel request and raises TimeoutError), a looser one
+        by raising the session's `statement_timeout` first."""
+        if limit < conn.limit:
+            return await conn.fetchrow(sql, *args, timeout=limit)
+        await conn.execute(f"SET statement_timeout = {timeout_ms(limit)}")
+        conn.limit = limit
+        return await conn.fetchrow(sql, *args)
+
+    def _settle(self, conn: _ReadConnection) -> None:
+        """Give `conn` back once Postgres acknowledged the cancel asyncpg sent (in a task:
+        the caller is being cancelled or has timed out)."""
+        task = asyncio.get_running_loop().create_task(self._settled(conn))
+        self.settling.add(task)
+        task.add_done_callback(self.settling.discard)
+
+    async def _settled(self, conn: _ReadConnection) -> None:
+        """asyncpg runs nothing on a connection until its cancel is acknowledged, so a
+        probe statement completes only after the cancelled statement stopped. If that takes
+        longer than `_SETTLE_FIRST` (the cancel request was lost, or reached the backend
+        before the statement started), cancel again with `pg_cancel_backend`; after
+        `_SETTLE_LAST` more, terminate the backend and the connection."""
+        pid = conn.get_server_pid()
+        probe = asyncio.ensure_future(conn.fetchval("SELECT 1"))
         try:
-            if conn is None or conn.is_closed():
-                conn = await self._open()
-            row = await conn.fetchrow(sql, *args)
-        except asyncpg.PostgresError:
-            self.idle.put_nowait(conn)
-            raise
+            done, _ = await asyncio.wait((probe,), timeout=_SETTLE_FIRST)
+            if not done:
+                await self._signal("pg_cancel_backend", pid)
+                done, _ = await asyncio.wait((probe,), timeout=_SETTLE_LAST)
+            if not done:
+                probe.cancel()
+                await self._signal("pg_terminate_backend", pid)
+                raise TimeoutError
+            probe.result()
+        except asyncpg.PostgresError as exc:  # a late cancel met the probe: fine
+            if is_connection_error(exc):
+                self._drop(conn)
+                self.idle.put_nowait(None)
+                return
         except BaseException:
-            if conn is not None:
-                self.opened.discard(conn)
-                conn.terminate()
+            self._drop(conn)
             self.idle.put_nowait(None)
             raise
         self.idle.put_nowait(conn)
-        return row
+
+    async def _signal(self, function: str, pid: int) -> None:
+        """`SELECT function(pid)` on a connection of its own (every read connection may be
+        taken); failures are ignored (the server-side `statement_timeout` remains)."""
+        with contextlib.suppress(Exception):
+            conn = await asyncpg.connect(self.url, timeout=CONNECT_TIMEOUT)
+            try:
+                await conn.execute(f"SELECT {function}($1)", pid)
+            finally:
+                conn.terminate()
 
     async def close(self) -> None:
         """Close every connection this queue opened."""
+        for task in list(self.settling):
+            task.cancel()
         for conn in list(self.opened):
             with contextlib.suppress(Exception):
                 await conn.close(timeout=5)
@@ -116,18 +259,28 @@ class ReadConnections:
 
 class Database:
     """A pool (metadata, mutations, explain, run_sql) plus the read path's connections,
-    and catalog helpers. Create with `await Database.connect(url)`."""
+    and catalog helpers. Create with `await Database.connect(url)`.
 
-    def __init__(self, pool: asyncpg.Pool, url: str, reads: ReadConnections) -> None:
+    `statement_timeout` (seconds, 0: none) is the server-wide default time limit of a
+    GraphQL statement (`--statement-timeout`); a call's own `timeout` (None: that default)
+    overrides it. Metadata operations and `run_sql` (admin only) have no limit.
+    """
+
+    def __init__(
+        self, pool: asyncpg.Pool, url: str, reads: ReadConnections, statement_timeout: float = 0.0
+    ) -> None:
         self.pool = pool
         self.url = url
         self.reads = reads
+        self.statement_timeout = statement_timeout
 
     @classmethod
-    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> Database:
+    async def connect(
+        cls, url: str, *, min_size: int = 1, max_size: int = 10, statement_timeout: float = 0.0
+    ) -> Database:
         """Open a pool to `url` of up to `max(2, max_size // 2)` connections and a read
         path of up to `max_size` (queries, opened on demand); raises `SvcError`
-        `postgres-error` 500 when unreachable."""
+        500 `postgres-error` "connection error" when unreachable."""
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -137,11 +290,15 @@ class Database:
                 server_settings=_SETTINGS,
                 statement_cache_size=_STATEMENT_CACHE,
                 reset=_keep_session,
+                timeout=CONNECT_TIMEOUT,
             )
-        except (OSError, asyncpg.PostgresError) as exc:
-            raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise connection_error(exc) from exc
+            raise
         assert pool is not None
-        return cls(pool, url, ReadConnections(url, max_size))
+        reads = ReadConnections(url, max_size, statement_timeout)
+        return cls(pool, url, reads, statement_timeout)
 
     async def close(self) -> None:
         """Close every connection."""
@@ -150,14 +307,26 @@ class Database:
 
     @contextlib.asynccontextmanager
     async def transaction(self, *, read_only: bool = False) -> AsyncIterator[asyncpg.Connection]:
-        """A pooled connection inside one transaction (committed on normal exit)."""
-        async with self.pool.acquire() as conn:
-            try:
-                async with conn.transaction(readonly=read_only):
-                    yield conn
-            finally:  # run_sql may SET, LISTEN, DECLARE or take advisory locks
-                if not conn.is_closed():
-                    await conn.execute(conn.get_reset_query())
+        """A pooled connection inside one transaction (committed on normal exit). A lost
+        or refused connection, here or in the body, raises 500 `postgres-error`
+        "connection error"."""
+        try:
+            async with self.pool.acquire() as conn:
+                try:
+                    async with conn.transaction(readonly=read_only):
+                        yield conn
+                finally:  # run_sql may SET, LISTEN, DECLARE or take advisory locks
+                    if not conn.is_closed():
+                        await conn.execute(conn.get_reset_query())
+        except Exception as exc:
+            if not isinstance(exc, SvcError) and is_connection_error(exc):
+                raise connection_error(exc) from exc
+            raise
+
+    def timeout_setting(self, timeout: float | None) -> str:
+        """The `statement_timeout` text for a call's `timeout` (seconds; None: the server
+        default; 0: none), for `set_config('statement_timeout', …, true)`."""
+        return timeout_ms(_limit(self.statement_timeout if timeout is None else timeout))
 
     async def init_catalog(self) -> None:
         """Create `hdb_catalog` if missing (idempotent, safe under concurrent starts)."""
@@ -165,27 +334,37 @@ class Database:
             await conn.execute(INIT_LOCK_SQL)
             await conn.execute(INIT_SQL)
 
-    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[bytes, ...]:
-        """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes).
+    async def query_json(
+        self, sql: str, args: list[Any], columns: int, timeout: float | None = None
+    ) -> tuple[bytes, ...]:
+        """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes),
+        within `timeout` seconds (None: the server's `statement_timeout`; 0: no limit).
 
-        Raises the mapped `SvcError` for a Postgres error (`svc.execute.errors`).
+        Raises `SvcError`: the mapped Postgres error (`svc.execute.errors`); 400
+        `postgres-error` "canceling statement due to statement timeout" past the limit
+        (the statement is cancelled in Postgres); 500 `postgres-error` "connection error"
+        when Postgres cannot be reached. When the calling task is cancelled, the statement
+        is cancelled in Postgres too (`ReadConnections`).
         """
         try:
-            row = await self.reads.fetchrow(sql, args)
+            row = await self.reads.fetchrow(sql, args, timeout)
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
-        except (OSError, asyncpg.InterfaceError) as exc:
-            raise SvcError("postgres-error", f"connection error: {exc}", status=500) from exc
         assert row is not None
         return tuple(row[i] if row[i] is not None else b"null" for i in range(columns))
 
     async def explain(self, sql: str, args: list[Any]) -> list[str]:
-        """`EXPLAIN` lines of a compiled statement with its arguments."""
+        """`EXPLAIN` lines of a compiled statement with its arguments; raises the mapped
+        `SvcError` (500 `postgres-error` "connection error" when unreachable)."""
         try:
             async with self.pool.acquire() as conn:
                 rows = await conn.fetch("EXPLAIN " + sql, *args)
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise connection_error(exc) from exc
+            raise
         return [r[0] for r in rows]
 
     # -- catalog ------------------------------------------------------------------------
@@ -210,7 +389,13 @@ class Database:
         return version
 
     async def read_version(self) -> int:
-        """The stored resource version (the poll fallback of metadata sync)."""
-        async with self.pool.acquire() as conn:
-            version: int = await conn.fetchval(READ_VERSION_SQL)
+        """The stored resource version (the poll fallback of metadata sync); raises 500
+        `postgres-error` "connection error" when Postgres cannot be reached."""
+        try:
+            async with self.pool.acquire() as conn:
+                version: int = await conn.fetchval(READ_VERSION_SQL)
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise connection_error(exc) from exc
+            raise
         return version

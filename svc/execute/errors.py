@@ -3,6 +3,13 @@
 Reference notes ("Errors"): class 23 (integrity) → `constraint-violation`; class 22 (data)
 → `data-exception`; anything else → 500 `unexpected` "database query error"; the raw error
 goes only in `internal`, shown to admins.
+
+Two exceptions to the reference, both so a client can read what happened (issue 11): a
+cancelled statement (57014: its time limit passed, or someone cancelled it) keeps
+Postgres's own message ("canceling statement due to statement timeout") under
+`postgres-error`, where the reference answers a bare "database query error"
+(hasura/graphql-engine#7839); a lost or refused connection is spec section 7's 500
+`postgres-error` "connection error".
 """
 
 from __future__ import annotations
@@ -29,8 +36,40 @@ def pg_error_detail(exc: asyncpg.PostgresError, statement: str | None = None) ->
     return out
 
 
+STATEMENT_TIMEOUT = "canceling statement due to statement timeout"  # Postgres's words
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """Whether `exc` means the connection is lost or could not be made (not that the
+    statement failed): an OSError (refused, reset, connect timeout), asyncpg's interface
+    and internal client errors (a closed connection, a protocol error mid-restart; not
+    `DataError`, a bad argument), or a Postgres error of class 08 (connection exception)
+    or 57P01 to 57P03 (shutdown, crash, cannot connect now)."""
+    if isinstance(exc, asyncpg.PostgresError):
+        state = exc.sqlstate or ""
+        return state.startswith("08") or state in ("57P01", "57P02", "57P03")
+    if isinstance(exc, asyncpg.DataError):
+        return False
+    return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.InternalClientError)
+
+
+def connection_error(exc: BaseException) -> SvcError:
+    """500 `postgres-error` "connection error" (spec section 7) for a connection `exc`
+    (`is_connection_error`); what asyncpg said goes in `internal` (admins only: it can name
+    the database's host)."""
+    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    return SvcError("postgres-error", "connection error", status=500, internal={"message": detail})
+
+
+def statement_timeout_error() -> SvcError:
+    """400 `postgres-error` "canceling statement due to statement timeout": a statement ran
+    past its time limit (Postgres's `statement_timeout`, or svc's own timer, which cancels
+    the statement the same way). The reference answers "database query error"."""
+    return SvcError("postgres-error", STATEMENT_TIMEOUT)
+
+
 def map_query_error(exc: asyncpg.PostgresError) -> SvcError:
-    """A Postgres error raised by a GraphQL query or mutation."""
+    """A Postgres error raised by a GraphQL query or mutation (see the module docstring)."""
     state = exc.sqlstate or ""
     message = getattr(exc, "message", str(exc))
     internal = pg_error_detail(exc)
@@ -48,6 +87,10 @@ def map_query_error(exc: asyncpg.PostgresError) -> SvcError:
         return SvcError("permission-error", message, internal=internal)
     if state.startswith("2201") or state.startswith("42"):
         return SvcError("bad-request", message, internal=internal)
+    if state == "57014":  # query_canceled: a statement timeout or a cancel request
+        return SvcError("postgres-error", message, internal=internal)
+    if is_connection_error(exc):
+        return connection_error(exc)
     return SvcError("unexpected", "database query error", status=500, internal=internal)
 
 
