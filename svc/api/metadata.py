@@ -52,6 +52,8 @@ from svc.metadata.model import (
     metadata_to_obj,
     qualify,
 )
+from svc.metadata.names import check_function_configuration
+from svc.schema.names import new_schema_problem
 
 SUCCESS = {"message": "success"}
 
@@ -86,7 +88,9 @@ class Context:
 
         `on_new`: `error` raises the first new inconsistency's own error; `dependency` raises
         400 `dependency-error` listing them; `cascade` drops them from the document; `keep`
-        adopts them (they are served as inconsistent).
+        adopts them (they are served as inconsistent). Whatever `on_new`, a name the schema
+        cannot take or a clash of generated names is refused with its own error when `md`
+        introduces it (`svc.schema.names.new_schema_problem`).
         """
         old = {i.key for i in self.ir.inconsistencies}
         ir = build_ir(md, self.catalog, self.ir)
@@ -109,6 +113,9 @@ class Context:
             first = new[0]
             internal = [{**first.to_json(), "name": first.name}]
             raise SvcError(first.code, first.reason, path="$.args", internal=internal)
+        problem = new_schema_problem(self.ir, ir)
+        if problem is not None:
+            raise problem
         self.metadata, self.ir, self.metadata_changed = md, ir, True
 
 
@@ -289,6 +296,7 @@ async def track_function(ctx: Context, body: QueryBody) -> Any:
     if isinstance(raw, dict) and "function" in raw:
         name = qualify(raw["function"], "$.args.function")
         entry: dict[str, Any] = {"function": msgspec.to_builtins(name)}
+        check_function_configuration(raw.get("configuration"), "$.args.configuration")
         if raw.get("configuration"):
             entry["configuration"] = raw["configuration"]
     else:

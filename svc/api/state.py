@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import GraphQLSchema
+from graphql import GraphQLSchema, validate_schema
 
 from svc.catalog.introspect import DbCatalog
+from svc.errors import SvcError
 from svc.ir import Ir, build_ir
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
@@ -46,14 +47,29 @@ class State:
         return cls(version, metadata, catalog, ir, infer_functions)
 
     def schema(self, role: str) -> GraphQLSchema:
-        """The GraphQL schema of `role` (built on first use)."""
+        """The GraphQL schema of `role` (built on first use).
+
+        Raises 500 `unexpected` (a JSON answer, never an empty one) when the schema cannot
+        be built: metadata writes refuse what would cause it (`svc.schema.names`), so only
+        a document stored or a database changed outside them can."""
         found = self.schemas.get(role)
-        if found is None:
-            found = build_schema(
+        if found is not None:
+            return found
+        try:
+            built = build_schema(
                 self.ir, role, infer_function_permissions=self.infer_function_permissions
             )
-            self.schemas[role] = found
-        return found
+            errors: list[Exception] = list(validate_schema(built))  # checked path: now
+        except Exception as exc:
+            errors = [exc]
+        if errors:
+            raise SvcError(
+                "unexpected",
+                f'the GraphQL schema of role "{role}" cannot be built: {errors[0]}',
+                status=500,
+            )
+        self.schemas[role] = built
+        return built
 
     def remember(self, key: Any, value: Any) -> None:
         """Store a plan-cache entry, dropping everything when the cache is full."""

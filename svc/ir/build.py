@@ -7,7 +7,6 @@ decides whether a new one refuses a metadata write (`svc.api.metadata`) or is re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -39,8 +38,7 @@ from svc.ir.permissions import (
 )
 from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
 from svc.metadata.model import Relationship as MdRelationship
-
-GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+from svc.metadata.names import is_graphql_name
 
 
 def scalar_name(col: DbColumn) -> str:
@@ -471,7 +469,17 @@ def _computed_fields(
     for item in entry.computed_fields:
         name = str(item.get("name"))
         try:
-            if table.column(name) is not None or name in relationships:
+            if not is_graphql_name(name):  # a document stored before names were checked
+                raise FunctionError(
+                    f'the computed field "{name}" cannot be added to table '
+                    f'{table.name.quoted()} because "{name}" is not valid GraphQL name',
+                    "not-supported",
+                )
+            if (
+                table.column(name) is not None
+                or name in relationships
+                or any(c.gql_name == name for c in table.columns)
+            ):
                 raise FunctionError(
                     f'column/relationship "{name}" already exists', "already-exists"
                 )
@@ -525,7 +533,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
             if isinstance(col_conf.get("custom_name"), str):
                 custom_columns[col_name] = col_conf["custom_name"]
     gql_name = (config.custom_name if config else None) or default_gql_name(entry.table)
-    if not GRAPHQL_NAME.match(gql_name):
+    if not is_graphql_name(gql_name):
         gql_name = ""  # tracked, but absent from GraphQL until given a custom_name (Hasura)
     columns = tuple(
         Column(
@@ -540,7 +548,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
             comment=c.comment,
         )
         for c in db.columns
-        if GRAPHQL_NAME.match(custom_columns.get(c.name, c.name))
+        if is_graphql_name(custom_columns.get(c.name, c.name))
     )
     pk = next((k.columns for k in db.constraints if k.kind == "p"), ())
     uniques = tuple((k.name, k.columns) for k in db.constraints)
@@ -575,7 +583,7 @@ def default_gql_name(name: QualifiedName) -> str:
 def _root_fields(base: str, custom: Any) -> RootFields:
     def pick(key: str, default: str) -> str:
         value = getattr(custom, key, None) if custom is not None else None
-        return value if isinstance(value, str) and value else default
+        return value if is_graphql_name(value) else default
 
     return RootFields(
         select=pick("select", base),
@@ -613,10 +621,22 @@ def _relationships(
     ):
         for rel in rels:
             try:
+                if not is_graphql_name(rel.name):  # a document stored before names were checked
+                    raise _RelError(
+                        "validation-failed",
+                        f'cannot include "{rel.name}" in the GraphQL schema because '
+                        " it is not a valid GraphQL identifier",
+                    )
                 if owner.column(rel.name) is not None or any(r.name == rel.name for r in out):
                     raise _RelError(
                         "already-exists",
                         f"column/relationship {rel.name!r} of table {entry.table.quoted()} "
+                        "already exists",
+                    )
+                if any(c.gql_name == rel.name for c in owner.columns):
+                    raise _RelError(  # the reference's message (set_table_custom_fields tests)
+                        "already-exists",
+                        f'custom column name "{rel.name}" of table {entry.table.quoted()} '
                         "already exists",
                     )
                 out.append(_relationship(kind, rel, entry.table, db, tables, index))

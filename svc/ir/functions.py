@@ -10,15 +10,14 @@ Failures raise `FunctionError`, which the IR builder records as an inconsistency
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container
 from typing import Any
 
 from svc.catalog.introspect import DbFunction
 from svc.ir.model import SCALAR_NAMES, ComputedField, Function, FunctionArg
 from svc.metadata.model import QualifiedName, qualify
+from svc.metadata.names import is_graphql_name
 
-GRAPHQL_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
 JSON_TYPES = frozenset({"json", "jsonb"})
 
 
@@ -112,7 +111,7 @@ def resolve_function(
     gql_name = config.get("custom_name") or (
         name.name if name.schema == "public" else f"{name.schema}_{name.name}"
     )
-    if not GRAPHQL_NAME.match(gql_name):
+    if not is_graphql_name(gql_name):
         raise FunctionError(f"function name {name.quoted()} is not a valid GraphQL name")
     roles = frozenset(str(p.get("role")) for p in entry.get("permissions") or [])
     return Function(

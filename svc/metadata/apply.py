@@ -48,6 +48,13 @@ from svc.metadata.model import (
     encode_metadata,
     qualify,
 )
+from svc.metadata.names import (
+    check_computed_field_name,
+    check_custom_column_names,
+    check_custom_root_fields,
+    check_relationship_name,
+    check_table_configuration,
+)
 
 
 def clone(md: Metadata) -> Metadata:
@@ -102,7 +109,10 @@ def own_function(md: Metadata, name: QualifiedName) -> dict[str, Any]:
 def track_table(
     md: Metadata, table: QualifiedName, config: TableConfiguration | None, is_enum: bool
 ) -> Metadata:
-    """Add `table`; raises 400 `already-tracked` (spec 7) when it is tracked already."""
+    """Add `table`; raises 400 `already-tracked` (spec 7) when it is tracked already, and
+    400 `parse-failed` when `config` names something that is not a GraphQL name
+    (`svc.metadata.names.check_table_configuration`)."""
+    check_table_configuration(config, "$.args.configuration")
     if md.table(table) is not None:
         raise SvcError(
             "already-tracked", f"view/table already tracked : {table.quoted()}", path="$.args"
@@ -132,8 +142,9 @@ def create_relationship(md: Metadata, args: CreateRelationship, kind: str) -> Me
     """Add an object (`kind="object"`) or array relationship.
 
     Raises 400 `not-exists` when the table is not tracked, `already-exists` when a
-    relationship of that name exists, and `parse-failed` when `using` has neither or both of
-    `foreign_key_constraint_on` and `manual_configuration` (spec 2.4).
+    relationship of that name exists, `parse-failed` when `using` has neither or both of
+    `foreign_key_constraint_on` and `manual_configuration` (spec 2.4), and
+    `validation-failed` when the name is not a GraphQL name (`svc.metadata.names`).
     """
     table = qualify(args.table, "$.args.table")
     using = args.using
@@ -150,6 +161,7 @@ def create_relationship(md: Metadata, args: CreateRelationship, kind: str) -> Me
         raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
     if entry.relationship(args.name) is not None:
         raise already_exists(f'relationship "{args.name}" already exists', "$.args.name")
+    check_relationship_name(args.name)
     out = derive(md)
     target = own_table(out, table)
     rel = Relationship(name=args.name, using=using, comment=args.comment)
@@ -174,8 +186,10 @@ def drop_relationship(md: Metadata, args: DropRelationship) -> Metadata:
 
 
 def set_table_customization(md: Metadata, args: SetTableCustomization) -> Metadata:
-    """Replace a tracked table's configuration; 400 `not-exists` when not tracked."""
+    """Replace a tracked table's configuration; 400 `not-exists` when not tracked,
+    `parse-failed` for a name that is not a GraphQL name (`check_table_configuration`)."""
     table = qualify(args.table, "$.args.table")
+    check_table_configuration(args.configuration, "$.args.configuration")
     if md.table(table) is None:
         raise not_exists(f"table {table.quoted()} does not exist", "$.args.table")
     out = derive(md)
@@ -261,12 +275,14 @@ def set_permission_comment(md: Metadata, args: SetPermissionComment) -> Metadata
 
 
 def rename_relationship(md: Metadata, args: RenameRelationship) -> Metadata:
-    """Rename a relationship; 400 `not-exists` / `already-exists` as for create/drop."""
+    """Rename a relationship; 400 `not-exists` / `already-exists` as for create/drop,
+    `validation-failed` when the new name is not a GraphQL name."""
     table, entry = _tracked_entry(md, args.table)
     if entry.relationship(args.name) is None:
         raise not_exists(f'relationship "{args.name}" does not exist', "$.args.name")
     if entry.relationship(args.new_name) is not None:
         raise already_exists(f'relationship "{args.new_name}" already exists', "$.args")
+    check_relationship_name(args.new_name)
     out = derive(md)
     target = own_table(out, table)
     for rel in (*target.object_relationships, *target.array_relationships):
@@ -276,8 +292,10 @@ def rename_relationship(md: Metadata, args: RenameRelationship) -> Metadata:
 
 
 def add_computed_field(md: Metadata, args: AddComputedField) -> Metadata:
-    """Add a computed field; 400 `already-exists` when the name is taken."""
+    """Add a computed field; 400 `already-exists` when the name is taken, `not-supported`
+    when it is not a GraphQL name (`check_computed_field_name`)."""
     table, entry = _tracked_entry(md, args.table)
+    check_computed_field_name(args.name, table)
     if any(c.get("name") == args.name for c in entry.computed_fields):
         raise already_exists(f'computed field "{args.name}" already exists', "$.args.name")
     out = derive(md)
@@ -315,15 +333,19 @@ def set_relationship_comment(md: Metadata, args: SetRelationshipComment) -> Meta
 
 def set_table_custom_fields(md: Metadata, args: SetTableCustomFields) -> Metadata:
     """The deprecated `set_table_custom_fields`: replace the custom root fields and column
-    names, keeping the rest of the configuration."""
+    names, keeping the rest of the configuration. Raises 400 `parse-failed` for a name that
+    is not a GraphQL name and for duplicate root fields (`svc.metadata.names`)."""
     table, _ = _tracked_entry(md, args.table)
+    try:
+        roots = msgspec.convert(args.custom_root_fields, CustomRootFields)
+    except msgspec.ValidationError as exc:
+        raise convert_error(exc, "$.args.custom_root_fields") from None
+    check_custom_root_fields(roots, "$.args.custom_root_fields")
+    check_custom_column_names(args.custom_column_names, "$.args.custom_column_names")
     out = derive(md)
     entry = own_table(out, table)
     config = entry.configuration or TableConfiguration()
-    try:
-        config.custom_root_fields = msgspec.convert(args.custom_root_fields, CustomRootFields)
-    except msgspec.ValidationError as exc:
-        raise convert_error(exc, "$.args.custom_root_fields") from None
+    config.custom_root_fields = roots
     config.custom_column_names = dict(args.custom_column_names)
     entry.configuration = config
     return out

@@ -160,12 +160,25 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     """Build `Metadata` from user JSON (`replace_metadata`); accepts version 2 and 3.
 
     Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source.
-    Raises `SvcError` `parse-failed` with the JSON path of the first bad value.
+    Raises `SvcError` `parse-failed` with the JSON path of the first bad value: a `version`
+    other than 2 or 3 (`check_version`), a source that is not an object, a value of the
+    wrong type (msgspec's message), a name that is not a GraphQL name
+    (`svc.metadata.names.check_metadata_names`, which also raises its other codes).
     """
+    from svc.metadata.names import check_metadata_names  # names.py imports this module
+
+    check_version(obj, path)
+    tables_path = f"{path}.tables"
     if isinstance(obj, dict) and isinstance(obj.get("sources"), list):
         obj = dict(obj)
         sources = obj.pop("sources")
-        default = next((s for s in sources if s.get("name") == "default"), None)
+        for k, source in enumerate(sources):
+            if not isinstance(source, dict):
+                raise SvcError("parse-failed", "expected an object", path=f"{path}.sources[{k}]")
+        k, default = next(
+            ((k, s) for k, s in enumerate(sources) if s.get("name") == "default"), (0, None)
+        )
+        tables_path = f"{path}.sources[{k}].tables"
         if default is not None:
             obj["tables"] = default.get("tables", [])
             obj["functions"] = default.get("functions", [])
@@ -173,9 +186,31 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     if isinstance(obj, dict):
         obj = {**obj, "tables": [_normalise_table(t) for t in obj.get("tables") or []]}
     try:
-        return msgspec.convert(obj, Metadata)
+        md = msgspec.convert(obj, Metadata)
     except msgspec.ValidationError as exc:
         raise convert_error(exc, path) from None
+    check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
+    return md
+
+
+SUPPORTED_VERSIONS = (2, 3)
+
+
+def check_version(obj: Any, path: str) -> None:
+    """Refuse a document whose `version` svc does not read: 400 `parse-failed` at
+    `<path>.version`, `expected 2 or 3, encountered <version>` (the reference's
+    `MetadataVersion` parser says `expected 1, 2 or 3`; svc reads no version 1 document).
+    A document without `version` is read as version 2 (3 when it has `sources`)."""
+    if not isinstance(obj, dict) or "version" not in obj:
+        return
+    version = obj["version"]
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        shown = msgspec.json.encode(version).decode()
+        if len(shown) > 40:
+            shown = shown[:40] + "…"
+        raise SvcError(
+            "parse-failed", f"expected 2 or 3, encountered {shown}", path=f"{path}.version"
+        )
 
 
 def _normalise_table(entry: Any) -> Any:

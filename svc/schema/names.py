@@ -9,17 +9,26 @@ not starting with `__` (reserved for introspection), not a reserved type name (`
 enum values; and when no two generated types share a name (the builder memoises types by
 name, so a table called `x_bool_exp` next to a table `x` would get one type for both).
 Then no graphql-core constructor would raise and schema validation would find no bad name.
+The name rule itself is `svc.metadata.names.is_graphql_name`, shared with metadata
+validation. A name used as the prefix of generated names (a table's type name, a
+relationship, computed field or function name: `<name>_aggregate`, `<name>_args`, …) must
+also not be `_`, whose generated names would start with `__`.
+
+`schema_problem` tells what a metadata write must not introduce (`svc.api.metadata`
+refuses it, `svc compile` reports it): a name the schema cannot take, two types with one
+name, two root fields or two columns of one table with one field name.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterator
 
 from graphql import GraphQLNamedType
 
+from svc.errors import SvcError
 from svc.ir.model import FunctionArg, Ir, RootFields, Table
+from svc.metadata.names import identifier_error, is_graphql_name
 
 # Aggregate operators over numeric columns (their result is a Float, `sum` excepted), and
 # over columns with an ordering.
@@ -78,7 +87,6 @@ GLOBAL_TYPE_NAMES = frozenset(
     }
 )
 
-_PLAIN = re.compile(r"(?!__)[_A-Za-z][_0-9A-Za-z]*")
 _NOT_ENUM_VALUES = frozenset({"true", "false", "null"})
 # Scalars the builder maps to graphql-core's own types instead of creating them.
 _BUILTIN_SCALARS = frozenset({"Int", "Float", "String", "Boolean"})
@@ -90,28 +98,127 @@ class _Names:
     """The names an IR lends the schema, by how they are used."""
 
     fields: set[str] = dataclasses.field(default_factory=set)  # fields and arguments
+    prefixes: set[str] = dataclasses.field(default_factory=set)  # `<name>_aggregate`, …
     enum_values: set[str] = dataclasses.field(default_factory=set)
     tables: list[str] = dataclasses.field(default_factory=list)  # type names, as given
     # `<name>_args` types, with their arguments
     functions: dict[str, tuple[FunctionArg, ...]] = dataclasses.field(default_factory=dict)
-    clash: bool = False  # two different functions' arguments under one `<name>_args`
+    clash: str | None = None  # `<name>_args` of two functions with different arguments
     scalars: set[str] = dataclasses.field(default_factory=set)
 
 
 def plain_names(ir: Ir) -> bool:
     """True when every name the schema takes from `ir` is plain and no two generated types
     would share a name (see the module docstring)."""
-    names = _collect(ir)
+    return _first_problem(_collect(ir)) is None
+
+
+def _first_problem(names: _Names) -> SvcError | None:
+    """The error for the first name of `names` the schema cannot take, if any."""
     custom_scalars = names.scalars - _BUILTIN_SCALARS
-    reserved = GraphQLNamedType.reserved_types
     every = names.fields | names.enum_values | set(names.tables) | set(names.functions)
-    return (
-        all(_PLAIN.fullmatch(name) for name in every | custom_scalars)
-        and names.enum_values.isdisjoint(_NOT_ENUM_VALUES)
-        and not any(name in reserved for name in names.tables)
-        and not any(name in reserved for name in custom_scalars)
-        and not _clash(names)
+    bad = [name for name in every | custom_scalars if not is_graphql_name(name)]
+    if bad:
+        return identifier_error(min(bad))
+    for name in sorted(names.enum_values & _NOT_ENUM_VALUES):
+        return identifier_error(name)
+    if "_" in names.prefixes:
+        return identifier_error("__aggregate")  # `_` + `_aggregate`, say: starts with `__`
+    reserved = GraphQLNamedType.reserved_types
+    for name in sorted((set(names.tables) | custom_scalars) & set(reserved)):
+        return _type_conflict(name)
+    clash = _clash(names)
+    return None if clash is None else _type_conflict(clash)
+
+
+def _type_conflict(name: str) -> SvcError:
+    return SvcError(
+        "unexpected",
+        f"Found conflicting definitions for GraphQL type '{name}'. "
+        "Types must not be defined more than once across all sources.",
+        status=500,
+        path="$.args",
     )
+
+
+def _field_conflict(parent: str, name: str, owners: list[str]) -> SvcError:
+    """The reference's `safeSelectionSet` error (500 `unexpected`)."""
+    where = f" defined in [{', '.join(owners)}]" if owners else ""
+    return SvcError(
+        "unexpected",
+        f"Encountered conflicting definitions in the selection set for '{parent}' for field "
+        f"'{name}'{where}. Fields must not be defined more than once across all sources.",
+        status=500,
+        path="$.args",
+    )
+
+
+def schema_problem(ir: Ir) -> SvcError | None:
+    """Why the admin schema of `ir` cannot be built as the metadata means it, or None.
+
+    In order: a name that is not a GraphQL name (400 `validation-failed`, the reference's
+    `cannot include "<name>" in the GraphQL schema because  it is not a valid GraphQL
+    identifier`), two generated types with one name (500 `unexpected`), two root fields
+    with one name, two columns of a table with one field name (500 `unexpected`, the
+    reference's `Encountered conflicting definitions in the selection set for '<type>' for
+    field '<name>' defined in [...]`). Relationships and computed fields named like a
+    column are the IR's inconsistencies (`already-exists`)."""
+    problem = _first_problem(_collect(ir))
+    if problem is not None:
+        return problem
+    owners: dict[tuple[str, str], list[str]] = {}
+    for table in ir.tables.values():
+        if not table.gql_name:
+            continue
+        seen: set[str] = set()
+        for column in table.columns:
+            if column.gql_name in seen:
+                return _field_conflict(table.gql_name, column.gql_name, [])
+            seen.add(column.gql_name)
+        what = f"table {table.name} in source default"
+        for root, name in _table_roots(table):
+            owners.setdefault((root, name), []).append(what)
+    for fn in ir.functions.values():
+        root = "query_root" if fn.exposed_as == "query" else "mutation_root"
+        what = f"function {fn.name} in source default"
+        owners.setdefault((root, fn.gql_name), []).append(what)
+        if fn.exposed_as == "query" and fn.returns_set:
+            owners.setdefault((root, f"{fn.gql_name}_aggregate"), []).append(what)
+    for (root, name), found in owners.items():
+        if len(found) > 1:
+            return _field_conflict(root, name, found)
+    return None
+
+
+def _table_roots(table: Table) -> Iterator[tuple[str, str]]:
+    """(root type, field name) of every root field of `table` in the admin schema."""
+    rf = table.root_fields
+    yield "query_root", rf.select
+    yield "query_root", rf.select_aggregate
+    if table.primary_key:
+        yield "query_root", rf.select_by_pk
+    if table.insertable:
+        yield "mutation_root", rf.insert
+        yield "mutation_root", rf.insert_one
+    if table.updatable_rows:
+        yield "mutation_root", rf.update
+        yield "mutation_root", rf.update_many
+        if table.primary_key:
+            yield "mutation_root", rf.update_by_pk
+    if table.deletable:
+        yield "mutation_root", rf.delete
+        if table.primary_key:
+            yield "mutation_root", rf.delete_by_pk
+
+
+def new_schema_problem(before: Ir | None, after: Ir) -> SvcError | None:
+    """`schema_problem(after)` unless `before` has the same one (a metadata write refuses
+    only what it introduces; an older problem stays reported by every request)."""
+    problem = schema_problem(after)
+    if problem is None or before is None:
+        return problem
+    old = schema_problem(before)
+    return None if old is not None and old.message == problem.message else problem
 
 
 def _collect(ir: Ir) -> _Names:
@@ -120,17 +227,21 @@ def _collect(ir: Ir) -> _Names:
         if not table.gql_name:
             continue  # not in the schema
         names.tables.append(table.gql_name)
+        names.prefixes.add(table.gql_name)
         names.fields.update(_table_names(table))
         for column in table.columns:
             names.enum_values.add(column.gql_name)  # also a field name
             names.scalars.add(column.scalar)
         names.enum_values.update(name for name, _ in table.unique_constraints)
+        names.prefixes.update(rel.name for rel in table.relationships)
         for cf in table.computed_fields:
             names.fields.add(cf.name)
+            names.prefixes.add(cf.name)
             names.scalars.add(cf.scalar or "String")
             _add_function(cf.function.name, cf.args, names)
     for fn in ir.functions.values():
         names.fields.add(fn.gql_name)
+        names.prefixes.add(fn.gql_name)
         _add_function(fn.gql_name, fn.args, names)
     return names
 
@@ -144,25 +255,27 @@ def _table_names(table: Table) -> Iterator[str]:
 
 def _add_function(name: str, args: tuple[FunctionArg, ...], names: _Names) -> None:
     if names.functions.setdefault(name, args) != args:
-        names.clash = True
+        names.clash = f"{name}_args"
     for arg in args:
         names.fields.add(arg.gql_name)
         names.scalars.add(arg.scalar)
 
 
-def _clash(names: _Names) -> bool:
-    """Whether a table's type name could equal another generated type's name."""
+def _clash(names: _Names) -> str | None:
+    """A table's type name that could equal another generated type's name, if any."""
     tables = set(names.tables)
-    if names.clash or len(tables) < len(names.tables):
-        return True
-    for name in tables:
+    if names.clash is not None:
+        return names.clash
+    if len(tables) < len(names.tables):
+        return next(n for n in names.tables if names.tables.count(n) > 1)
+    for name in sorted(tables):
         if name in GLOBAL_TYPE_NAMES:
-            return True
+            return name
         if name.endswith("_comparison_exp") or name.endswith("_args"):
-            return True  # a scalar's or a function's type, perhaps
+            return name  # a scalar's or a function's type, perhaps
         cut = name.find("_", 1)  # every split into a non-empty `x` and `_<suffix>`
         while cut != -1:
             if name[:cut] in tables and name[cut + 1 :] in TABLE_TYPE_SUFFIXES:
-                return True
+                return name
             cut = name.find("_", cut + 1)
-    return False
+    return None
