@@ -61,6 +61,13 @@ class Config:
     # Time limit of a GraphQL statement, seconds (`--statement-timeout`; 0: none), unless
     # the role's `time_limit` says otherwise; Postgres stops the statement (issue 11).
     statement_timeout: float = 60.0
+    # API limits when metadata sets none (`svc.api.limits`; 0 disables): the deepest
+    # nesting of fields with selections and the most such fields in one operation. The
+    # conformance corpus reaches depth 12 (the introspection query) and 59 nodes.
+    default_depth_limit: int = 20
+    default_node_limit: int = 500
+    # The rate-limit counter file `svc serve` shares with its workers ("" : per process).
+    rate_limit_file: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -88,6 +95,9 @@ class Config:
             ),
             "admin_secrets": _admin_secrets(e),
             "statement_timeout": float(e.get("SVC_GRAPHQL_STATEMENT_TIMEOUT") or 60.0),
+            "default_depth_limit": int(e.get("SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT") or 20),
+            "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
+            "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),
         }

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from svc.api.graphql import GraphQLService, decode_json, decode_request
+from svc.api.limits import Defaults
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
@@ -43,7 +44,11 @@ class Engine:
         self.db = db
         self.state = state
         self.graphql_service = GraphQLService(
-            db, stringify=config.stringify_numeric_types, allowlist=config.enable_allowlist
+            db,
+            stringify=config.stringify_numeric_types,
+            allowlist=config.enable_allowlist,
+            defaults=Defaults(config.default_depth_limit, config.default_node_limit),
+            rate_file=config.rate_limit_file or None,
         )
         # Held by a metadata write until its new state is installed, and by a reload: the
         # `NOTIFY` of this process's own write arrives before the state is swapped, and
@@ -209,25 +214,36 @@ class Engine:
             return result
 
     # -- GraphQL ------------------------------------------------------------------------
-    async def graphql(self, raw: Any, role: str, session: dict[str, str]) -> bytes:
-        """Answer a GraphQL request body (an object, or a JSON array for a batch)."""
+    async def graphql(
+        self, raw: Any, role: str, session: dict[str, str], client: str | None = None
+    ) -> bytes:
+        """Answer a GraphQL request body (an object, or a JSON array for a batch). A batch
+        longer than the role's `batch_limit` raises `batch-limit-exceeded`; every operation
+        counts against the rate limit (`client`: the client's address, for per-IP rates)."""
         state = await self.current_state()
+        service = self.graphql_service
         if isinstance(raw, list):
-            parts = [await self.graphql_service.execute(state, role, session, r) for r in raw]
+            service.limits(state, role).check_batch(len(raw), role)
+            parts = [await service.execute(state, role, session, r, client=client) for r in raw]
             return b"[" + b",".join(parts) + b"]"
-        return await self.graphql_service.execute(state, role, session, raw)
+        return await service.execute(state, role, session, raw, client=client)
 
-    async def graphql_body(self, body: bytes, role: str, session: dict[str, str]) -> bytes:
+    async def graphql_body(
+        self, body: bytes, role: str, session: dict[str, str], client: str | None = None
+    ) -> bytes:
         """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
-        same role is answered from them alone; raises `invalid-json`."""
+        same role is answered from them alone; raises `invalid-json`, and
+        `batch-limit-exceeded` for too long a batch."""
         state = await self.current_state()
-        answer = await self.graphql_service.answer_again(state, role, session, body)
+        answer = await self.graphql_service.answer_again(state, role, session, body, client)
         if answer is not None:
             return answer
         raw = decode_json(body)
         if isinstance(raw, list):
-            return await self.graphql(raw, role, session)
-        return await self.graphql_service.execute(state, role, session, raw, body=body)
+            return await self.graphql(raw, role, session, client)
+        return await self.graphql_service.execute(
+            state, role, session, raw, body=body, client=client
+        )
 
     async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
         """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""

@@ -7,6 +7,7 @@ whose JSON text is written into the response without being decoded (design brief
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +37,17 @@ from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
 
 from svc.api.allowlist import check_allowed
+from svc.api.limits import (
+    UNMEASURED,
+    Defaults,
+    Measure,
+    RateCounter,
+    RoleLimits,
+    measure,
+    rate_key,
+    rate_limited,
+    role_limits,
+)
 from svc.api.mutation import execute_mutation, plan_mutation
 from svc.api.state import State
 from svc.api.validate import select_rules, validate_document
@@ -67,6 +79,7 @@ class Prepared:
     structural: frozenset[str] = frozenset()
     leaf_vars: frozenset[str] = frozenset()
     compiled: dict[Any, Compiled] = field(default_factory=dict)
+    measured: Measure = UNMEASURED  # depth, nodes, introspection (svc.api.limits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,15 +125,16 @@ class Seen:
     variables: dict[str, Any]
     args: list[Any] | None
     keys: tuple[bytes, ...]
+    limits: RoleLimits  # the role's limits under the same `State` (rate and time)
 
     @classmethod
-    def of(cls, compiled: Compiled, variables: dict[str, Any]) -> Seen:
-        """The entry for a compiled query run with `variables`."""
+    def of(cls, compiled: Compiled, variables: dict[str, Any], limits: RoleLimits) -> Seen:
+        """The entry for a compiled query run with `variables` by a role with `limits`."""
         params = compiled.statement.params
         by_session = any(isinstance(p.source, SessionRef | SessionJson) for p in params)
         args = None if by_session else resolve(params, variables, {})
         keys = tuple(_key(alias) for alias in compiled.aliases)
-        return cls(compiled.statement.sql, params, variables, args, keys)
+        return cls(compiled.statement.sql, params, variables, args, keys, limits)
 
 
 def decode_json(body: bytes) -> Any:
@@ -177,8 +191,14 @@ def _integer_offsets(document: DocumentNode) -> DocumentNode:
     return rewritten
 
 
+# Query texts longer than this are parsed and validated in a thread, so a multi-megabyte
+# document (seconds of graphql-core's pure-Python parser) does not stall the event loop.
+LARGE_QUERY = 64 * 1024
+
+
 def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Prepared:
-    """Parse, validate and pick the operation; raises `validation-failed`."""
+    """Parse, validate, pick the operation and measure it for the API limits
+    (`svc.api.limits.measure`); raises `validation-failed`."""
     try:
         document = parse(query, no_location=True)  # svc reports paths, not locations
     except GraphQLError as exc:
@@ -207,7 +227,8 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
     if op.operation == OperationType.MUTATION and schema.mutation_type is None:
         raise validation_failed("no mutations exist", "$")
     structural = _directive_variables(document) if "@" in query else frozenset()
-    return Prepared(document, op, fragments, structural=structural)
+    measured = measure(op, fragments)
+    return Prepared(document, op, fragments, structural=structural, measured=measured)
 
 
 def _directive_variables(document: DocumentNode) -> frozenset[str]:
@@ -250,10 +271,44 @@ def _shape_key(prepared: Prepared, variables: dict[str, Any]) -> Any:
 class GraphQLService:
     """Runs GraphQL requests against the current `State`."""
 
-    def __init__(self, db: Database, *, stringify: bool, allowlist: bool = False) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        stringify: bool,
+        allowlist: bool = False,
+        defaults: Defaults | None = None,
+        rate_file: str | None = None,
+    ) -> None:
         self.db = db
         self.stringify = stringify
         self.allowlist = allowlist  # `--enable-allowlist`: non-admin queries must be listed
+        self.defaults = defaults or Defaults()  # server-wide limits (svc.api.limits)
+        self.rate = RateCounter(rate_file)  # shared by the workers when `rate_file` is set
+        self._limits_of: State | None = None
+        self._limits: dict[str, RoleLimits] = {}
+
+    def limits(self, state: State, role: str) -> RoleLimits:
+        """The API limits of `role` under `state` (resolved once per state and role)."""
+        if state is not self._limits_of:
+            self._limits_of, self._limits = state, {}
+        found = self._limits.get(role)
+        if found is None:
+            md = state.metadata
+            found = role_limits(role, md.api_limits, md.graphql_schema_introspection, self.defaults)
+            self._limits[role] = found
+        return found
+
+    def count(
+        self, role: str, limits: RoleLimits, session: dict[str, str], client: str | None
+    ) -> None:
+        """Count one operation against the role's rate limit; raises `rate-limit-exceeded`
+        when it is over (the operation is then not counted)."""
+        rule = limits.rate
+        if rule is not None:
+            key = rate_key(role, rule, session, client)
+            if not self.rate.hit(key, rule.max_reqs_per_min):
+                raise rate_limited(role, rule)
 
     def compile(
         self, state: State, role: str, req: GraphQLRequest
@@ -295,29 +350,42 @@ class GraphQLService:
         raw: Any,
         *,
         body: bytes | None = None,
+        client: str | None = None,
     ) -> bytes:
         """The response body (`{"data": …}` or `{"errors": […]}`) for one request object.
         `body`, the request's bytes when `raw` is the whole request, lets a query be
-        answered again from those bytes alone (`answer_again`)."""
+        answered again from those bytes alone (`answer_again`); `client` is the client's
+        address, for rate limits per IP."""
         try:
-            return await self.run(state, role, session, decode_request(raw), body=body)
+            req = decode_request(raw)
+            return await self.run(state, role, session, req, body=body, client=client)
         except SvcError as exc:
             return _errors_body(exc, role)
 
     async def answer_again(
-        self, state: State, role: str, session: dict[str, str], body: bytes
+        self,
+        state: State,
+        role: str,
+        session: dict[str, str],
+        body: bytes,
+        client: str | None = None,
     ) -> bytes | None:
         """The response to request bytes `body` that `role` sent before under `state`, with
         no decoding, lookups or planning: the statement and its arguments are known (only
-        session variables are read again). None when `body` was not answered before."""
+        session variables are read again); its depth and node count passed the same limits
+        before, so only the rate limit is counted. None when `body` was not answered
+        before."""
         seen: Seen | None = state.plans.get((_SEEN, role, body))
         if seen is None:
             return None
         try:
+            if seen.limits.rate is not None:
+                self.count(role, seen.limits, session, client)
             args = seen.args
             if args is None:
                 args = resolve(seen.params, seen.variables, session)
-            texts = await self.db.query_json(seen.sql, args, len(seen.keys))
+            timeout = seen.limits.timeout
+            texts = await self.db.query_json(seen.sql, args, len(seen.keys), timeout)
         except SvcError as exc:
             return _errors_body(exc, role)
         return _data_body(seen.keys, texts)
@@ -331,25 +399,47 @@ class GraphQLService:
         *,
         allow_text: str | None = None,
         body: bytes | None = None,
+        client: str | None = None,
     ) -> bytes:
         """The `{"data": …}` body of one request; raises `SvcError`. With the allow-list
         enabled a non-admin request must be listed (`allow_text`, default the query, is
         the text compared: a REST endpoint's stored text). A query whose request bytes
-        `body` are given is remembered for `answer_again`."""
+        `body` are given is remembered for `answer_again`. The role's API limits apply
+        (`svc.api.limits`: rate first, then depth, nodes and introspection of the cached
+        document), all before any database round trip."""
+        limits = self.limits(state, role)
+        if limits.rate is not None:
+            self.count(role, limits, session, client)
         if self.allowlist and role != "admin":
             check_allowed(state, role, req.query if allow_text is None else allow_text)
-        prepared = self._prepared(state, role, req)
+        key = (role, req.query, req.operationName)
+        prepared: Prepared | None = state.plans.get(key)
+        if prepared is None:
+            prepared = await self._prepare(state, role, req, key)
+        limits.check(prepared.measured, role)
         if prepared.operation.operation == OperationType.MUTATION:
-            return await self._mutate(state, role, session, req, prepared)
+            return await self._mutate(state, role, session, req, prepared, limits.timeout)
         _, compiled, variables = self._compile(state, role, req, prepared)
         values: dict[str, bytes] = {}
         if compiled.aliases:
             args = resolve(compiled.statement.params, variables, session)
-            texts = await self.db.query_json(compiled.statement.sql, args, len(compiled.aliases))
+            sql, columns = compiled.statement.sql, len(compiled.aliases)
+            texts = await self.db.query_json(sql, args, columns, limits.timeout)
             values = dict(zip(compiled.aliases, texts, strict=True))
         if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
-            state.remember((_SEEN, role, body), Seen.of(compiled, variables))
+            state.remember((_SEEN, role, body), Seen.of(compiled, variables, limits))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
+
+    @staticmethod
+    async def _prepare(state: State, role: str, req: GraphQLRequest, key: Any) -> Prepared:
+        """Prepare a document not in the cache (a large one in a thread) and cache it."""
+        schema = state.schema(role)
+        if len(req.query) > LARGE_QUERY:
+            prepared = await asyncio.to_thread(prepare, schema, req.query, req.operationName)
+        else:
+            prepared = prepare(schema, req.query, req.operationName)
+        state.remember(key, prepared)
+        return prepared
 
     def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
         key = (role, req.query, req.operationName)
@@ -366,9 +456,11 @@ class GraphQLService:
         session: dict[str, str],
         req: GraphQLRequest,
         prepared: Prepared,
+        timeout: float | None = None,
     ) -> bytes:
         """Mutations are planned per request (their inputs shape the statements) and run
-        in one transaction."""
+        in one transaction, each statement within `timeout` seconds (None: the server's
+        statement timeout; 0: none)."""
         schema = state.schema(role)
         variables = coerce_variables(schema, prepared, req.variables)
         roots = plan_mutation(
@@ -380,7 +472,7 @@ class GraphQLService:
             stringify=self.stringify,
             role=role,
         )
-        return await execute_mutation(self.db, state.ir.tables, roots, variables, session)
+        return await execute_mutation(self.db, state.ir.tables, roots, variables, session, timeout)
 
     def _assemble(
         self,

@@ -45,6 +45,7 @@ from svc.metadata.args import (
     UntrackTable,
     parse_args,
 )
+from svc.metadata.limits import api_limits_from_obj, introspection_from_obj
 from svc.metadata.model import (
     Metadata,
     QualifiedName,
@@ -387,6 +388,28 @@ async def get_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
     return {"is_consistent": not issues, "inconsistent_objects": issues}
 
 
+async def set_api_limits(ctx: Context, body: QueryBody) -> Any:
+    """Replace the document's `api_limits` with the arguments (`svc.metadata.limits`);
+    400 `parse-failed` at the bad value's path, nothing changed."""
+    limits = api_limits_from_obj(body.args, "$.args")
+    ctx.commit(msgspec.structs.replace(ctx.metadata, api_limits=limits))
+    return SUCCESS
+
+
+async def remove_api_limits(ctx: Context, body: QueryBody) -> Any:
+    """Remove every API limit (the server defaults apply again)."""
+    ctx.commit(msgspec.structs.replace(ctx.metadata, api_limits=None))
+    return SUCCESS
+
+
+async def set_introspection_options(ctx: Context, body: QueryBody) -> Any:
+    """`set_graphql_schema_introspection_options`: replace the roles whose introspection
+    is off (`{disabled_for_roles: [role]}`, required); 400 `parse-failed` otherwise."""
+    options = introspection_from_obj(body.args, "$.args")
+    ctx.commit(msgspec.structs.replace(ctx.metadata, graphql_schema_introspection=options))
+    return SUCCESS
+
+
 async def legacy_insert(ctx: Context, body: QueryBody) -> Any:
     return await dml.insert(ctx.conn, ctx.ir, body.args)
 
@@ -422,6 +445,9 @@ OPERATIONS: dict[str, Handler] = {
     "create_function_permission": transition(FunctionPermission, apply.create_function_permission),
     "drop_function_permission": transition(FunctionPermission, apply.drop_function_permission),
     "drop_inconsistent_metadata": drop_inconsistent_metadata,
+    "set_api_limits": set_api_limits,  # issue 11: API limits
+    "remove_api_limits": remove_api_limits,
+    "set_graphql_schema_introspection_options": set_introspection_options,
     "insert": legacy_insert,
     "select": legacy_select,
 }
@@ -438,6 +464,9 @@ PG_OPERATIONS = frozenset(
         "reload_metadata",
         "get_inconsistent_metadata",
         "drop_inconsistent_metadata",
+        "set_api_limits",
+        "remove_api_limits",
+        "set_graphql_schema_introspection_options",
         "insert",
         "select",
     }

@@ -70,6 +70,18 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
     p.add_argument(
+        "--default-depth-limit",
+        type=int,
+        help="deepest nesting of fields with selections when metadata sets no depth_limit "
+        "(SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT, 20; 0: none)",
+    )
+    p.add_argument(
+        "--default-node-limit",
+        type=int,
+        help="most fields with selections in one operation when metadata sets no node_limit "
+        "(SVC_GRAPHQL_DEFAULT_NODE_LIMIT, 500; 0: none)",
+    )
+    p.add_argument(
         "--statement-timeout",
         type=float,
         help="seconds a GraphQL statement may run unless the role's time_limit says "
@@ -165,6 +177,8 @@ def _export_options(args: argparse.Namespace) -> None:
         "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
         "server_interface": "SVC_GRAPHQL_SERVER_INTERFACE",
         "infer_function_permissions": "SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS",
+        "default_depth_limit": "SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT",
+        "default_node_limit": "SVC_GRAPHQL_DEFAULT_NODE_LIMIT",
         "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
     }
     for attr, var in mapping.items():
@@ -181,6 +195,7 @@ def serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces, Loops
 
     from svc.api import shared_version
+    from svc.api.limits import create_rate_file
     from svc.config import Config
     from svc.execute.embedded import EmbeddedPostgres, default_data_dir
 
@@ -196,6 +211,9 @@ def serve(args: argparse.Namespace) -> int:
         print(f"svc: embedded Postgres at {embedded.url}", flush=True)
     version_file = shared_version.create()
     os.environ[shared_version.ENV_VAR] = str(version_file)
+    # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
+    rate_file = create_rate_file()
+    os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
     try:
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
         Granian(
@@ -212,6 +230,7 @@ def serve(args: argparse.Namespace) -> int:
         ).serve()
     finally:
         shared_version.remove(version_file)
+        Path(rate_file).unlink(missing_ok=True)
         if embedded is not None:
             embedded.stop()
     return 0

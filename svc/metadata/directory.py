@@ -46,6 +46,8 @@ FILES: tuple[str, ...] = (
     "query_collections.yaml",
     "remote_schemas.yaml",
     "rest_endpoints.yaml",
+    "api_limits.yaml",
+    "graphql_schema_introspection.yaml",
 )
 
 # File holding each list of the metadata document (the key in `export_metadata`).
@@ -58,8 +60,14 @@ LIST_FILES: dict[str, str] = {
     "remote_schemas": "remote_schemas.yaml",
     "rest_endpoints": "rest_endpoints.yaml",
 }
+# Files holding one object of the document, whole (JSON paths inside start at `$`).
+OBJECT_FILES: dict[str, str] = {
+    "api_limits": "api_limits.yaml",
+    "graphql_schema_introspection": "graphql_schema_introspection.yaml",
+}
 FILE_OF_KEY: dict[str, str] = {
     **LIST_FILES,
+    **OBJECT_FILES,
     "version": "version.yaml",
     "actions": "actions.yaml",
     "custom_types": "actions.yaml",
@@ -208,6 +216,14 @@ KEY_ORDER: dict[str, tuple[str, ...]] = {
     "arguments": ("name", "type", "description"),
     "values": ("value", "description", "is_deprecated"),
     "relationships": ("name", "type", "remote_table", "field_mapping"),
+    "api_limits": (
+        "disabled",
+        "depth_limit",
+        "node_limit",
+        "batch_limit",
+        "time_limit",
+        "rate_limit",
+    ),
 }
 
 # Values written exactly as stored: user expressions and data, not metadata structure.
@@ -402,6 +418,9 @@ def metadata_to_files(md: Metadata) -> dict[str, str]:
     }
     files["actions.yaml"] = dump_yaml(actions)
     files["actions.graphql"] = ""
+    files["api_limits.yaml"] = dump_yaml(canonical(obj.get("api_limits") or {}, "api_limits"))
+    introspection = obj.get("graphql_schema_introspection") or {"disabled_for_roles": []}
+    files["graphql_schema_introspection.yaml"] = dump_yaml(introspection)
     return {name: files[name] for name in FILES}
 
 
@@ -471,6 +490,8 @@ def _relocate(exc: SvcError) -> DirectoryError:
     key, rest = m.group(1), m.group(2)
     if key in LIST_FILES:
         return DirectoryError(LIST_FILES[key], exc.message, "$" + rest)
+    if key in OBJECT_FILES:
+        return DirectoryError(OBJECT_FILES[key], exc.message, "$" + rest)
     return DirectoryError(FILE_OF_KEY[key], exc.message, f"$.{key}{rest}")
 
 
@@ -507,6 +528,10 @@ def metadata_from_files(files: Mapping[str, str]) -> Metadata:
         custom_types = {}  # the empty form `metadata_to_files` writes
     _check_names(lists["tables"], lists["functions"])
     obj = {"version": VERSION, **lists, "actions": action_list, "custom_types": custom_types}
+    for key, file in OBJECT_FILES.items():  # API limits, introspection options (issue 11)
+        value = _mapping_file(files, file)
+        if value:
+            obj[key] = value
     try:
         return metadata_from_obj(obj, path="$")
     except SvcError as exc:

@@ -12,6 +12,12 @@ from typing import Any
 import msgspec
 
 from svc.errors import SvcError
+from svc.metadata.limits import (
+    ApiLimits,
+    IntrospectionOptions,
+    api_limits_from_obj,
+    introspection_from_obj,
+)
 
 JSON = dict[str, Any]
 
@@ -139,6 +145,8 @@ class Metadata(msgspec.Struct, omit_defaults=True):
     custom_types: JSON = msgspec.field(default_factory=dict)
     cron_triggers: list[JSON] = msgspec.field(default_factory=list)
     rest_endpoints: list[JSON] = msgspec.field(default_factory=list)
+    api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)
+    graphql_schema_introspection: IntrospectionOptions | None = None
 
     def table(self, name: QualifiedName) -> TableEntry | None:
         """The tracked table entry for `name`, if tracked."""
@@ -183,12 +191,18 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
             obj["tables"] = default.get("tables", [])
             obj["functions"] = default.get("functions", [])
         obj["version"] = 2
+    limits = introspection = None
     if isinstance(obj, dict):
         obj = {**obj, "tables": [_normalise_table(t) for t in obj.get("tables") or []]}
+        limits = api_limits_from_obj(obj.pop("api_limits", None), f"{path}.api_limits")
+        raw = obj.pop("graphql_schema_introspection", None)
+        if raw is not None:
+            introspection = introspection_from_obj(raw, f"{path}.graphql_schema_introspection")
     try:
         md = msgspec.convert(obj, Metadata)
     except msgspec.ValidationError as exc:
         raise convert_error(exc, path) from None
+    md.api_limits, md.graphql_schema_introspection = limits, introspection
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
     return md
 
