@@ -28,16 +28,13 @@ from svc.errors import SvcError
 from svc.metadata.model import CustomRootFields, Metadata, QualifiedName, TableConfiguration
 
 GRAPHQL_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
+PLAIN_NAME = re.compile(r"(?!__)[_A-Za-z][_0-9A-Za-z]*")  # GRAPHQL_NAME, not `__…`
 
 
 def is_graphql_name(name: object) -> TypeGuard[str]:
     """True when `name` is a string usable as a GraphQL name: the spec's pattern, and not
     starting with `__` (reserved for introspection)."""
-    return (
-        isinstance(name, str)
-        and GRAPHQL_NAME.fullmatch(name) is not None
-        and not name.startswith("__")
-    )
+    return isinstance(name, str) and PLAIN_NAME.fullmatch(name) is not None
 
 
 def name_message(name: object) -> str:

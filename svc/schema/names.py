@@ -28,7 +28,7 @@ from graphql import GraphQLNamedType
 
 from svc.errors import SvcError
 from svc.ir.model import FunctionArg, Ir, RootFields, Table
-from svc.metadata.names import identifier_error, is_graphql_name
+from svc.metadata.names import PLAIN_NAME, identifier_error
 
 # Aggregate operators over numeric columns (their result is a Float, `sum` excepted), and
 # over columns with an ordering.
@@ -87,6 +87,7 @@ GLOBAL_TYPE_NAMES = frozenset(
     }
 )
 
+plain = PLAIN_NAME.fullmatch  # `is_graphql_name` for strings
 _NOT_ENUM_VALUES = frozenset({"true", "false", "null"})
 # Scalars the builder maps to graphql-core's own types instead of creating them.
 _BUILTIN_SCALARS = frozenset({"Int", "Float", "String", "Boolean"})
@@ -110,14 +111,32 @@ class _Names:
 def plain_names(ir: Ir) -> bool:
     """True when every name the schema takes from `ir` is plain and no two generated types
     would share a name (see the module docstring)."""
-    return _first_problem(_collect(ir)) is None
+    return _names_problem(ir) is None
+
+
+# The last IRs checked, with their answers: a metadata write checks its new IR, then every
+# role's schema build asks again about the same one (`_names_problem` walks every name:
+# ~10 ms for 2,000 tables).
+_checked: tuple[tuple[Ir, SvcError | None], ...] = ()
+
+
+def _names_problem(ir: Ir) -> SvcError | None:
+    """`_first_problem(_collect(ir))`, remembered for the last two IRs (by identity: an
+    IR is never changed once built)."""
+    global _checked
+    for seen, answer in _checked:
+        if seen is ir:
+            return answer
+    answer = _first_problem(_collect(ir))
+    _checked = ((ir, answer), *_checked[:1])  # the new IR and the one before it
+    return answer
 
 
 def _first_problem(names: _Names) -> SvcError | None:
     """The error for the first name of `names` the schema cannot take, if any."""
     custom_scalars = names.scalars - _BUILTIN_SCALARS
     every = names.fields | names.enum_values | set(names.tables) | set(names.functions)
-    bad = [name for name in every | custom_scalars if not is_graphql_name(name)]
+    bad = [name for name in every | custom_scalars if not plain(name)]
     if bad:
         return identifier_error(min(bad))
     for name in sorted(names.enum_values & _NOT_ENUM_VALUES):
@@ -163,21 +182,59 @@ def schema_problem(ir: Ir) -> SvcError | None:
     reference's `Encountered conflicting definitions in the selection set for '<type>' for
     field '<name>' defined in [...]`). Relationships and computed fields named like a
     column are the IR's inconsistencies (`already-exists`)."""
-    problem = _first_problem(_collect(ir))
+    problem = _names_problem(ir)
     if problem is not None:
         return problem
-    owners: dict[tuple[str, str], list[str]] = {}
+    query: list[str] = []
+    mutation: list[str] = []
     for table in ir.tables.values():
         if not table.gql_name:
             continue
-        seen: set[str] = set()
-        for column in table.columns:
-            if column.gql_name in seen:
-                return _field_conflict(table.gql_name, column.gql_name, [])
-            seen.add(column.gql_name)
-        what = f"table {table.name} in source default"
-        for root, name in _table_roots(table):
-            owners.setdefault((root, name), []).append(what)
+        if len({c.gql_name for c in table.columns}) < len(table.columns):
+            names = [c.gql_name for c in table.columns]
+            twice = next(n for n in names if names.count(n) > 1)
+            return _field_conflict(table.gql_name, twice, [])
+        _add_roots(table, query, mutation)
+    for fn in ir.functions.values():
+        roots = query if fn.exposed_as == "query" else mutation
+        roots.append(fn.gql_name)
+        if fn.exposed_as == "query" and fn.returns_set:
+            roots.append(f"{fn.gql_name}_aggregate")
+    if len(set(query)) == len(query) and len(set(mutation)) == len(mutation):
+        return None
+    return _root_conflict(ir)  # rare: find who
+
+
+def _add_roots(table: Table, query: list[str], mutation: list[str]) -> None:
+    """The root fields of `table` in the admin schema, appended to `query` / `mutation`."""
+    rf, pk = table.root_fields, bool(table.primary_key)
+    query.extend(
+        (rf.select, rf.select_aggregate, rf.select_by_pk)
+        if pk
+        else (rf.select, rf.select_aggregate)
+    )
+    if table.insertable:
+        mutation.extend((rf.insert, rf.insert_one))
+    if table.updatable_rows:
+        mutation.extend(
+            (rf.update, rf.update_many, rf.update_by_pk) if pk else (rf.update, rf.update_many)
+        )
+    if table.deletable:
+        mutation.extend((rf.delete, rf.delete_by_pk) if pk else (rf.delete,))
+
+
+def _root_conflict(ir: Ir) -> SvcError | None:
+    """The first root field two tables or functions share, with its owners."""
+    owners: dict[tuple[str, str], list[str]] = {}
+    for table in ir.tables.values():
+        if table.gql_name:
+            query: list[str] = []
+            mutation: list[str] = []
+            _add_roots(table, query, mutation)
+            what = f"table {table.name} in source default"
+            for root, names in (("query_root", query), ("mutation_root", mutation)):
+                for name in names:
+                    owners.setdefault((root, name), []).append(what)
     for fn in ir.functions.values():
         root = "query_root" if fn.exposed_as == "query" else "mutation_root"
         what = f"function {fn.name} in source default"
@@ -188,27 +245,6 @@ def schema_problem(ir: Ir) -> SvcError | None:
         if len(found) > 1:
             return _field_conflict(root, name, found)
     return None
-
-
-def _table_roots(table: Table) -> Iterator[tuple[str, str]]:
-    """(root type, field name) of every root field of `table` in the admin schema."""
-    rf = table.root_fields
-    yield "query_root", rf.select
-    yield "query_root", rf.select_aggregate
-    if table.primary_key:
-        yield "query_root", rf.select_by_pk
-    if table.insertable:
-        yield "mutation_root", rf.insert
-        yield "mutation_root", rf.insert_one
-    if table.updatable_rows:
-        yield "mutation_root", rf.update
-        yield "mutation_root", rf.update_many
-        if table.primary_key:
-            yield "mutation_root", rf.update_by_pk
-    if table.deletable:
-        yield "mutation_root", rf.delete
-        if table.primary_key:
-            yield "mutation_root", rf.delete_by_pk
 
 
 def new_schema_problem(before: Ir | None, after: Ir) -> SvcError | None:
