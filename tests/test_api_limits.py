@@ -19,6 +19,8 @@ import asyncpg
 import httpx
 import pytest
 
+from svc.metadata.directory import DirectoryError, metadata_from_files, metadata_to_files
+from svc.metadata.model import metadata_from_obj
 from tests.support import ServerProcess, create_database
 
 SQL = """
@@ -363,6 +365,30 @@ def test_metadata_round_trip_and_bad_arguments(server: Server) -> None:
     r = server.meta({"type": "replace_metadata", "args": broken})
     assert r.status_code == 400 and r.json()["path"] == "$.args.api_limits.batch_limit.global"
     assert server.meta({"type": "export_metadata", "args": {}}).json() == again
+
+
+def test_metadata_directory_files() -> None:
+    """`api_limits.yaml` and `graphql_schema_introspection.yaml` round-trip; a bad value
+    is reported with its file and path inside it."""
+    doc = {
+        "version": 2,
+        "api_limits": {
+            "depth_limit": {"global": 5, "per_role": {"user": 3}},
+            "rate_limit": {"global": {"max_reqs_per_min": 10, "unique_params": "ip"}},
+        },
+        "graphql_schema_introspection": {"disabled_for_roles": ["user"]},
+    }
+    md = metadata_from_obj(doc)
+    files = metadata_to_files(md)
+    assert files["api_limits.yaml"] == (
+        "depth_limit:\n  global: 5\n  per_role:\n    user: 3\n"
+        "rate_limit:\n  global:\n    max_reqs_per_min: 10\n    unique_params: IP\n"
+    )
+    assert files["graphql_schema_introspection.yaml"] == "disabled_for_roles:\n  - user\n"
+    assert metadata_from_files(files) == md
+    with pytest.raises(DirectoryError) as err:
+        metadata_from_files({"api_limits.yaml": "node_limit:\n  global: -2\n"})
+    assert str(err.value) == "api_limits.yaml: $.node_limit.global: Expected `int` >= 0"
 
 
 def test_large_document_parsed_off_the_event_loop(pg_url: str) -> None:

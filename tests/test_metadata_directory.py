@@ -345,6 +345,8 @@ def test_the_empty_directory() -> None:
         "query_collections.yaml": "[]\n",
         "remote_schemas.yaml": "[]\n",
         "rest_endpoints.yaml": "[]\n",
+        "api_limits.yaml": "{}\n",
+        "graphql_schema_introspection.yaml": "disabled_for_roles: []\n",
     }
     assert metadata_from_files(files) == Metadata()
     assert metadata_from_files({}) == Metadata()  # missing files mean empty
