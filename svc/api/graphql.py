@@ -313,8 +313,12 @@ class GraphQLService:
     def compile(
         self, state: State, role: str, req: GraphQLRequest
     ) -> tuple[Prepared, Compiled, dict[str, Any]]:
-        """Prepared document, compiled statement and coerced variables (all cached)."""
-        return self._compile(state, role, req, self._prepared(state, role, req))
+        """Prepared document, compiled statement and coerced variables (all cached). The
+        role's depth, node and introspection limits apply first (`RoleLimits.check`), so a
+        refused document is never planned."""
+        prepared = self._prepared(state, role, req)
+        self.limits(state, role).check(prepared.measured, role)
+        return self._compile(state, role, req, prepared)
 
     def _compile(
         self, state: State, role: str, req: GraphQLRequest, prepared: Prepared
