@@ -284,16 +284,15 @@ def test_another_instance_converges_within_a_second(author_db: str) -> None:
             name = f"authors_b{i}"
             ca.rename(name)
             changed = time.monotonic()
-            last_stale = 0.0
-            while True:  # until B answers with the new name
+            while True:  # until B answers with the new name (the first answer may)
                 outcome, _ = cb.ask(name)
-                now = time.monotonic() - changed
                 assert not outcome.startswith("error"), outcome
                 if outcome == "fresh":
                     break
-                last_stale = now
-                assert now < 5, "B never converged"
-            convergence.append(last_stale)
+                assert time.monotonic() - changed < 5, "B never converged"
+            # From A's answer to B's first fresh answer (an upper bound: it includes the
+            # round trip of that query).
+            convergence.append(time.monotonic() - changed)
             time.sleep(max(0.0, 1.0 - (time.monotonic() - changed)))
             for _ in range(6):  # after 1 s: every answer of every worker is fresh
                 outcome, _ = cb.ask(name)
@@ -303,12 +302,47 @@ def test_another_instance_converges_within_a_second(author_db: str) -> None:
         a.stop()
         b.stop()
     print(
-        f"B converged after max {max(convergence) * 1000:.0f} ms "
+        f"B answered with the change after at most {max(convergence) * 1000:.0f} ms "
         f"(each: {[round(c * 1000) for c in convergence]} ms); "
         f"{late_stale}/{late_total} stale after 1 s"
     )
     assert max(convergence) < 1.0
     assert late_stale == 0
+
+
+def test_a_change_without_notify_is_polled_within_a_second(author_db: str) -> None:
+    """The fallback: a version stored without `NOTIFY` (as by a tool writing
+    `hdb_catalog.hdb_metadata` itself) reaches every worker by the poll."""
+    server = ServerProcess(author_db, "--workers", "2")
+    try:
+        _track(server)
+        client = Client(server)
+
+        async def store() -> None:
+            conn = await asyncpg.connect(author_db)
+            try:
+                text = await conn.fetchval("SELECT metadata::text FROM hdb_catalog.hdb_metadata")
+                stored = json.loads(text)
+                configuration = {"custom_root_fields": {"select": "polled_authors"}}
+                stored["tables"][0]["configuration"] = configuration
+                await conn.execute(
+                    "UPDATE hdb_catalog.hdb_metadata SET metadata = $1::json, "
+                    "resource_version = resource_version + 1 WHERE id = 1",
+                    json.dumps(stored),
+                )
+            finally:
+                await conn.close()
+
+        asyncio.run(store())
+        changed = time.monotonic()
+        wait_fresh(client, "polled_authors", 3.0)
+        took = time.monotonic() - changed
+        late = [client.ask("polled_authors")[0] for _ in range(6)]
+    finally:
+        server.stop()
+    print(f"a change without NOTIFY answered after {took * 1000:.0f} ms")
+    assert took < 1.0
+    assert late == ["fresh"] * 6
 
 
 # -- Postgres restarted under load ----------------------------------------------------------
