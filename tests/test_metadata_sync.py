@@ -210,6 +210,8 @@ async def test_listener_reconnects_after_its_backend_is_killed(pg_url: str) -> N
 
     async def on_version(version: int) -> None:
         seen.append(version)
+        if version == 5 and seen.count(5) == 1:
+            raise OSError("the reload could not reach Postgres")  # once
 
     listener = VersionListener(url, on_version, poll_seconds=30.0)
     listener.start()
@@ -237,6 +239,10 @@ async def test_listener_reconnects_after_its_backend_is_killed(pg_url: str) -> N
         await until(lambda: listener.connected)
         await admin.execute("SELECT pg_notify('svc_metadata', '4')")  # LISTEN is back
         await until(lambda: seen[-1:] == [4])
+        # A failed reload is retried by a version read soon, not after the 30 s poll.
+        await admin.execute("UPDATE hdb_catalog.hdb_metadata SET resource_version = 5")
+        await admin.execute("SELECT pg_notify('svc_metadata', '5')")
+        assert await until(lambda: seen.count(5) == 2) < 1.0
     finally:
         await listener.close()
         await admin.close()

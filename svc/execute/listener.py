@@ -9,6 +9,8 @@ dedicated connection (`VersionListener`) that
 - reads the stored version on that same connection every `poll_seconds` (the fallback
   when a notification is missed; it also finds a half-open connection, since a read that
   does not answer within `query_timeout` counts as a loss), so the pool is not used;
+- when `on_version` fails (a reload that could not reach Postgres), reads the version
+  again after `max_retry_seconds` instead of a whole poll interval;
 - after a loss (Postgres restarted, the connection dropped, a read failed or timed out;
   asyncpg reports a closed connection through `add_termination_listener`) reconnects with
   a doubling delay from 0.05 s up to `max_retry_seconds` (never a busy loop) and reads the
@@ -16,8 +18,8 @@ dedicated connection (`VersionListener`) that
   immediately (issue 11, finding 8).
 
 `on_version` is the engine's reload (`svc.api.engine.Engine.on_version`); it decides
-whether the version is newer. Its failures (a reload that could not reach Postgres) are
-logged and retried by the next poll, never treated as a loss of this connection.
+whether the version is newer. Its failures are logged and retried as above, never
+treated as a loss of this connection.
 Log lines are one JSON object on stderr, `{"type": "metadata-sync-log", ...}`, once per
 loss and once per recovery, not once per attempt.
 """
@@ -73,6 +75,7 @@ class VersionListener:
         self._task: asyncio.Task[None] | None = None
         self._conn: asyncpg.Connection | None = None
         self._pending: set[asyncio.Task[None]] = set()
+        self._failed = False  # the last `on_version` raised: check again soon
 
     def start(self) -> None:
         """Begin listening in a background task on the running loop (idempotent)."""
@@ -136,12 +139,17 @@ class VersionListener:
             await conn.add_listener(NOTIFY_CHANNEL, self._notified)
             self.connected = True
             await self._check(conn)  # at once: a change may have come while away
+            loop = asyncio.get_running_loop()
+            checked = loop.time()
+            tick = min(self.poll_seconds, self.max_retry_seconds)
             while True:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(lost.wait(), self.poll_seconds)
+                    await asyncio.wait_for(lost.wait(), tick)
                 if lost.is_set() or conn.is_closed():
                     return "connection closed"
-                await self._check(conn)
+                if self._failed or loop.time() - checked >= self.poll_seconds:
+                    await self._check(conn)
+                    checked = loop.time()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -160,12 +168,18 @@ class VersionListener:
             await self._deliver(version)
 
     async def _deliver(self, version: int) -> None:
+        """`on_version(version)`; a failure is logged and makes the session read the
+        version again after `max_retry_seconds` rather than after a whole poll."""
         try:
             await self.on_version(version)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            _log("reload-failed", f"version {version}: {exc}")
+            if not self._failed:
+                _log("reload-failed", f"version {version}: {exc}")
+            self._failed = True
+        else:
+            self._failed = False
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         try:
