@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from dataclasses import dataclass, field
 
 ALL_APIS = frozenset({"graphql", "metadata", "config", "pgdump"})
@@ -33,6 +34,26 @@ def _admin_secrets(env: dict[str, str]) -> tuple[str, ...]:
     return tuple(secrets)
 
 
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    """A duration in seconds (a non-negative decimal) from `env[name]`; unset or empty:
+    `default`. Raises ValueError naming the variable otherwise."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not {raw!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, not {raw!r}")
+    return value
+
+
+#: The signal `svc serve` sends its workers when the graceful-shutdown period is over:
+#: they cancel what is still running (svc/cli/shutdown.py, svc/server/app.py).
+SHUTDOWN_CANCEL_SIGNAL = signal.SIGUSR1
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """Everything a running server needs to know; immutable once started."""
@@ -58,6 +79,9 @@ class Config:
     shared_version_file: str = ""
     pool_size: int = 10
     log_requests: bool = True
+    # Seconds in-flight requests get after SIGTERM or Ctrl-C before they are cancelled
+    # (`--graceful-shutdown-timeout`; svc/cli/shutdown.py).
+    graceful_shutdown_timeout: float = 30.0
     # Time limit of a GraphQL statement, seconds (`--statement-timeout`; 0: none), unless
     # the role's `time_limit` says otherwise; Postgres stops the statement (issue 11).
     statement_timeout: float = 60.0
@@ -94,6 +118,7 @@ class Config:
                 e.get("SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS"), True
             ),
             "admin_secrets": _admin_secrets(e),
+            "graceful_shutdown_timeout": _seconds(e, "SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT", 30.0),
             "statement_timeout": float(e.get("SVC_GRAPHQL_STATEMENT_TIMEOUT") or 60.0),
             "default_depth_limit": int(e.get("SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT") or 20),
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from svc.version import VERSION
 
@@ -69,6 +70,12 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS, true)",
     )
     p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
+    p.add_argument(
+        "--graceful-shutdown-timeout",
+        type=float,
+        help="seconds in-flight requests get after SIGTERM or Ctrl-C before they are "
+        "cancelled (SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT, 30)",
+    )
     p.add_argument(
         "--default-depth-limit",
         type=int,
@@ -177,6 +184,7 @@ def _export_options(args: argparse.Namespace) -> None:
         "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
         "server_interface": "SVC_GRAPHQL_SERVER_INTERFACE",
         "infer_function_permissions": "SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS",
+        "graceful_shutdown_timeout": "SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT",
         "default_depth_limit": "SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT",
         "default_node_limit": "SVC_GRAPHQL_DEFAULT_NODE_LIMIT",
         "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
@@ -190,33 +198,53 @@ def _export_options(args: argparse.Namespace) -> None:
 def serve(args: argparse.Namespace) -> int:
     """Run Granian with the ASGI app; start and stop an embedded Postgres if needed. The
     workers share a metadata version counter file (`svc.api.shared_version`, read-your-
-    writes across workers), created here and removed on exit."""
+    writes across workers), created here and removed on exit.
+
+    Shutdown (issue 11; `svc/cli/shutdown.py`): on SIGINT/SIGTERM in-flight requests get
+    `--graceful-shutdown-timeout` seconds, then are cancelled; Granian kills a worker still
+    alive `CANCEL_WINDOW_S` later. The embedded Postgres is stopped whatever happened
+    (`finally`, signals ignored meanwhile). Returns 0, or 130 when a second signal
+    interrupted the start; Granian exits 1 itself when a worker died unexpectedly."""
     from granian import Granian
     from granian.constants import Interfaces, Loops
 
     from svc.api import shared_version
     from svc.api.limits import create_rate_file
+    from svc.cli.shutdown import ShutdownSignals, granian_worker_pids, kill_timeout
     from svc.config import Config
     from svc.execute.embedded import EmbeddedPostgres, default_data_dir
 
     _export_options(args)
     config = Config.from_env()
     asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "rsgi").lower() == "asgi"
+    # Workers recognise their parent by this (svc.server.lifecycle): only workers of
+    # `svc serve` take part in its bounded shutdown.
+    os.environ["SVC_GRAPHQL_SERVE_PID"] = str(os.getpid())
+    grace = config.graceful_shutdown_timeout
+    server: Any = None
+    signals = ShutdownSignals(
+        grace, lambda: granian_worker_pids(server), lambda m: print(f"svc: {m}", flush=True)
+    )
+    signals.defer()  # until Granian's handlers are in place (svc/cli/shutdown.py)
     embedded = None
-    if not config.database_url:
-        data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-        print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
-        embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
-        os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
-        print(f"svc: embedded Postgres at {embedded.url}", flush=True)
-    version_file = shared_version.create()
-    os.environ[shared_version.ENV_VAR] = str(version_file)
-    # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
-    rate_file = create_rate_file()
-    os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
+    version_file: Path | None = None
+    rate_file: str | None = None
     try:
+        if not config.database_url:
+            data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+            print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
+            embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
+            os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
+            print(f"svc: embedded Postgres at {embedded.url}", flush=True)
+        if signals.early:  # SIGINT/SIGTERM while the embedded Postgres started
+            return 0
+        version_file = shared_version.create()
+        os.environ[shared_version.ENV_VAR] = str(version_file)
+        # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
+        rate_file = create_rate_file()
+        os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
-        Granian(
+        server = Granian(
             # RSGI and uvloop: measured fastest in bench/ (ARCHITECTURE.md); the ASGI app
             # `svc.server.app:create_app` serves the same routes under any ASGI server.
             f"svc.server.{'app' if asgi else 'rsgi'}:create_app",
@@ -227,12 +255,25 @@ def serve(args: argparse.Namespace) -> int:
             workers=config.workers,
             factory=True,
             log_access=False,
-        ).serve()
+            # A worker still alive this long after SIGTERM is killed: nothing can hang
+            # the shutdown (in-flight requests are cancelled at `grace`).
+            workers_kill_timeout=kill_timeout(grace),
+        )
+        server.on_startup(lambda: signals.install(server.signal_handler_interrupt))
+        server.serve()
+    except KeyboardInterrupt:  # a second signal before Granian took over
+        print("svc: interrupted", flush=True)
+        return 130
     finally:
-        shared_version.remove(version_file)
-        Path(rate_file).unlink(missing_ok=True)
-        if embedded is not None:
-            embedded.stop()
+        signals.close()  # from here on SIGINT/SIGTERM cannot interrupt the cleanup
+        try:
+            if version_file is not None:
+                shared_version.remove(version_file)
+            if rate_file is not None:
+                Path(rate_file).unlink(missing_ok=True)
+        finally:
+            if embedded is not None:
+                embedded.stop()
     return 0
 
 

@@ -37,6 +37,7 @@ import pwd
 import re
 import shlex
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -53,6 +54,12 @@ _SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
 _SUPERUSER = "postgres"
 _FALLBACK_ACCOUNT = "svcpg"
 _START_TIMEOUT_S = 60
+#: Bounds of :meth:`EmbeddedPostgres.stop`, in seconds: ``pg_ctl stop -m fast`` (rolls
+#: back and disconnects every session, then a shutdown checkpoint), then ``-m immediate``
+#: (no checkpoint; crash recovery at the next start), then SIGKILL of what is left.
+_STOP_FAST_S = 20
+_STOP_IMMEDIATE_S = 10
+_STOP_KILL_S = 5
 _INITDB_TIMEOUT_S = 120
 _PORT_ATTEMPTS = 5
 _SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
@@ -370,6 +377,31 @@ def _pid_is_postgres(pid: int) -> bool:
     return comm.startswith(("postgres", "postmaster"))
 
 
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Postgres backends of a postmaster), from /proc."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == str(pid):
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_dead(pids: Sequence[int], timeout: float) -> bool:
+    """Poll until none of ``pids`` is alive (zombies count as dead); ``timeout`` in seconds."""
+    deadline = time.monotonic() + timeout
+    while any(_pid_alive(pid) for pid in pids):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -392,7 +424,9 @@ class EmbeddedPostgres:
     :meth:`start`/:meth:`stop`.  A started server is also stopped at interpreter
     exit (``atexit``), but not when the process is killed by a signal: then the
     server keeps running and the next :meth:`start` on the same directory adopts
-    it.  See the module docstring for how root is handled.
+    it (and :meth:`stop` then stops it).  ``pg_ctl`` runs in a session of its own, so
+    a Ctrl-C at the terminal reaches neither it nor the server: only :meth:`stop` stops
+    them.  See the module docstring for how root is handled.
 
     Args:
         data_dir: cluster directory; created (with parents) if missing.
@@ -416,6 +450,9 @@ class EmbeddedPostgres:
         self._bindir: Path | None = None
         self._account: _Account | None = None
         self._running = False
+        # True from the moment `pg_ctl start` is launched: a start interrupted before it
+        # returned (Ctrl-C, SIGTERM) may still have left a postmaster for stop() to stop.
+        self._launched = False
 
     # ---------------------------------------------------------------- properties
 
@@ -528,32 +565,65 @@ class EmbeddedPostgres:
         return self.url
 
     def stop(self) -> None:
-        """Stop the server (``pg_ctl stop -m fast``, waiting up to 60 s).
+        """Stop the server this object started or adopted, and wait until it is gone.
 
-        Idempotent: does nothing when not running.
+        ``pg_ctl stop -m fast`` (every session is rolled back and disconnected, then a
+        shutdown checkpoint; at most 20 s), then, if the postmaster still runs,
+        ``pg_ctl stop -m immediate`` (at most 10 s), then SIGKILL of the postmaster and
+        its children (at most 5 s).  Also stops a server whose :meth:`start` was
+        interrupted after ``pg_ctl start`` was launched.  Idempotent: does nothing when
+        nothing was started.
 
         Raises:
-            RuntimeError: ``pg_ctl stop`` failed and the server is still running.
+            RuntimeError: a Postgres process of this cluster is still alive after all
+                of that (e.g. it belongs to a user this process may not signal).
         """
-        if not self._running:
+        if not (self._running or self._launched):
             return
         atexit.unregister(self.stop)
         try:
-            proc = self._pg_ctl(
-                ["stop", "-m", "fast", "-w", "-t", str(_START_TIMEOUT_S)],
-                timeout=_START_TIMEOUT_S + 30,
-            )
-            if proc.returncode != 0 and self._server_running():
-                raise RuntimeError(
-                    f"pg_ctl stop failed for {self.real_data_dir}: "
-                    f"{_tail(proc.stdout + proc.stderr)}"
-                )
-            self._log("postgres: stopped")
+            self._shut_down()
         finally:
             self._running = False
+            self._launched = False
             if self._socket_dir is not None:
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
                 self._socket_dir = None
+
+    def _postmaster_pid(self, wait: float = 0.0) -> int | None:
+        """The pid in ``postmaster.pid``, polling up to ``wait`` seconds for the file (a
+        postmaster launched a moment ago writes it shortly after)."""
+        deadline = time.monotonic() + wait
+        while True:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                return int((self.real_data_dir / "postmaster.pid").read_text().split()[0])
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def _shut_down(self) -> None:
+        pid = self._postmaster_pid(wait=0.0 if self._running else 2.0)
+        if pid is None or not _pid_alive(pid):
+            self._log("postgres: not running")
+            return
+        for mode, seconds in (("fast", _STOP_FAST_S), ("immediate", _STOP_IMMEDIATE_S)):
+            with contextlib.suppress(RuntimeError):  # pg_ctl itself timed out
+                self._pg_ctl(["stop", "-m", mode, "-w", "-t", str(seconds)], timeout=seconds + 10)
+            if _wait_dead([pid], 0.5):
+                self._log(f"postgres: stopped ({mode})")
+                return
+        # pg_ctl could not stop it: kill the postmaster and every child it has.
+        victims = [pid, *_children(pid)]
+        for victim in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        if not _wait_dead(victims, _STOP_KILL_S):
+            raise RuntimeError(
+                f"Postgres (postmaster pid {pid}) of {self.real_data_dir} survived pg_ctl stop "
+                f"and SIGKILL; {self._stop_hint()}"
+            )
+        (self.real_data_dir / "postmaster.pid").unlink(missing_ok=True)
+        self._log("postgres: killed")
 
     def destroy(self) -> None:
         """Stop the server and delete the cluster: the data directory, and when it
@@ -591,6 +661,9 @@ class EmbeddedPostgres:
                 cwd=str(cwd or self.real_data_dir),
                 env=env,
                 stdin=subprocess.DEVNULL,
+                # Out of the terminal's process group: a Ctrl-C meant for svc must not
+                # interrupt a `pg_ctl stop` half-way (or a start that stop() then undoes).
+                start_new_session=True,
             )
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"{args[0]} timed out after {timeout:.0f} s: {cmd}") from exc
@@ -723,6 +796,11 @@ class EmbeddedPostgres:
                     f"{running} but 127.0.0.1:{port} did not accept connections within "
                     f"{_START_TIMEOUT_S} s; {self._stop_hint()}"
                 )
+            # A server left behind by a killed svc: its private socket directory is ours
+            # to remove once it is stopped.
+            sock = Path(lines[4].strip()) if len(lines) > 4 else None
+            if sock is not None and sock.name.startswith("svc-pg-sock-"):
+                self._socket_dir = sock
             return port
         if alive:
             # Live postgres process, yet pg_ctl does not consider it the postmaster
@@ -771,6 +849,7 @@ class EmbeddedPostgres:
             }
             options = " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in settings.items())
             offset = log_file.stat().st_size if log_file.exists() else 0
+            self._launched = True
             proc = self._pg_ctl(
                 ["start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(log_file), "-o", options],
                 timeout=_START_TIMEOUT_S + 30,
@@ -787,6 +866,7 @@ class EmbeddedPostgres:
             failure = _tail(proc.stdout + proc.stderr + "\n" + server_log)
             if self._server_running():  # e.g. -t expired while still recovering
                 self._pg_ctl(["stop", "-m", "immediate", "-w"], timeout=60)
+            self._launched = False
             if "could not bind" not in server_log and "already in use" not in server_log:
                 break
         shutil.rmtree(self._socket_dir, ignore_errors=True)

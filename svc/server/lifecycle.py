@@ -1,0 +1,143 @@
+"""A worker's part in the bounded shutdown of `svc serve` (issue 11; the parent's part is
+`svc/cli/shutdown.py`).
+
+On SIGTERM or Ctrl-C, Granian stops accepting and lets in-flight requests finish; when the
+graceful-shutdown period is over, `svc serve` sends each worker still running
+`SHUTDOWN_CANCEL_SIGNAL` (SIGUSR1). The handler installed here cancels every request still
+being answered (`InFlight`; with them their Postgres statements: the database layer sends
+a cancel request for a cancelled query) and asks Granian to stop (SIGTERM to itself, a
+no-op when it already is stopping). The engine's own shutdown
+is then bounded by `SHUTDOWN_BOUND_S`. Granian's `workers_kill_timeout` (grace + a few
+seconds) SIGKILLs any worker still alive after that.
+
+A worker also asks Linux to send it `SHUTDOWN_CANCEL_SIGNAL` when its parent dies
+(`prctl(PR_SET_PDEATHSIG)`), so a SIGKILLed `svc serve` leaves no worker behind holding the
+port and database connections.
+
+A stop signal that reaches a worker while it boots (before Granian installed its worker
+handlers, when the parent's, inherited over fork, are still in place) is raised again once
+they are (`note_early_stop`): without that the worker would serve on after a Ctrl-C.
+
+Only workers of `svc serve` (`SVC_GRAPHQL_SERVE_PID` names their parent) do any of this:
+under another ASGI server the app leaves signals alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Awaitable
+from typing import Any
+
+from svc.config import SHUTDOWN_CANCEL_SIGNAL
+from svc.errors import SvcError
+
+#: Seconds the engine's shutdown (closing the connection pools) may take in a worker.
+SHUTDOWN_BOUND_S = 3.0
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def serve_worker() -> bool:
+    """Whether this process is a worker started by `svc serve`: its parent's pid is in
+    `SVC_GRAPHQL_SERVE_PID`, which `svc serve` sets before Granian forks."""
+    return os.environ.get("SVC_GRAPHQL_SERVE_PID", "") == str(os.getppid())
+
+
+#: The answer to a request cancelled at the end of the grace period (HTTP 503).
+SHUTTING_DOWN = SvcError(
+    "unexpected",
+    "the server is shutting down: the request was cancelled at the end of the "
+    "graceful-shutdown period (--graceful-shutdown-timeout)",
+    status=503,
+)
+
+
+class InFlight:
+    """The tasks answering requests right now: what the end of the grace period cancels.
+
+    `with in_flight:` around the handling of one request registers the current task
+    (a set insertion and removal per request). `stopping` turns true when they are
+    cancelled: a request handler that sees `CancelledError` then answers `SHUTTING_DOWN`."""
+
+    __slots__ = ("stopping", "tasks")
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+    def __enter__(self) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self.tasks.add(task)
+
+    def __exit__(self, *exc: object) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self.tasks.discard(task)
+
+
+# A stop signal this process got while it was a booting worker: forked by Granian with
+# the parent's Python signal handlers, before Granian installed the worker's own, a
+# SIGINT/SIGTERM would otherwise be swallowed and the worker serve on (Granian 2.8 then
+# waits for it forever unless `workers_kill_timeout` is set).
+_early_stop: int | None = None
+
+
+def note_early_stop(signum: int) -> None:
+    """Remember `signum` for `prepare_worker` to raise again once Granian's worker handlers
+    are installed (called by `svc serve`'s handlers when they run in a forked worker)."""
+    global _early_stop
+    _early_stop = signum
+
+
+def prepare_worker(loop: asyncio.AbstractEventLoop, in_flight: InFlight) -> None:
+    """Install the grace-period-over handler on `loop` (it cancels `in_flight.tasks`, see
+    the module docstring) and ask for `SHUTDOWN_CANCEL_SIGNAL` at the parent's death.
+
+    Does nothing outside `svc serve` (`serve_worker()` false). Call from the worker's
+    loop thread (RSGI `__rsgi_init__`, ASGI lifespan startup)."""
+    if not serve_worker():
+        return
+    loop.add_signal_handler(SHUTDOWN_CANCEL_SIGNAL, cancel_requests, in_flight)
+    parent = os.getppid()
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(SHUTDOWN_CANCEL_SIGNAL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), SHUTDOWN_CANCEL_SIGNAL)
+    if _early_stop is not None:
+        # Raised again once the loop runs: uvloop reads signals only while it runs (one
+        # sent now would wait for the next signal), and Granian's handler now stops us.
+        loop.call_soon(os.kill, os.getpid(), _early_stop)
+
+
+def cancel_requests(in_flight: InFlight) -> int:
+    """Cancel every unfinished task of `in_flight`, then send this process SIGTERM so
+    Granian stops serving (a no-op when it already is); returns how many were cancelled.
+
+    Only request tasks are cancelled: Granian's own task in the loop must finish normally
+    for `__rsgi_del__` / the lifespan shutdown (which stops the engine's tasks) to run."""
+    in_flight.stopping = True
+    cancelled = 0
+    for task in list(in_flight.tasks):
+        if not task.done():
+            task.cancel("svc: graceful-shutdown period over")
+            cancelled += 1
+    print(f"svc: worker {os.getpid()}: cancelled {cancelled} request(s)", flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return cancelled
+
+
+async def bounded(stop: Awaitable[None], seconds: float = SHUTDOWN_BOUND_S) -> None:
+    """Await `stop` (the engine's shutdown) for at most `seconds`; past that, give up on it
+    (the process is about to exit, which closes its sockets) and say so on stdout."""
+    try:
+        await asyncio.wait_for(stop, seconds)
+    except TimeoutError:
+        print(f"svc: worker {os.getpid()}: shutdown took over {seconds:g} s; exiting", flush=True)
