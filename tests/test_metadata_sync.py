@@ -386,7 +386,7 @@ def test_listen_is_reestablished_after_a_postgres_restart(own_cluster: EmbeddedP
             time.sleep(0.005)
 
     loaders = [threading.Thread(target=load, daemon=True) for _ in range(2)]
-    changes: list[tuple[str, str, float]] = []  # (step, name, answered at)
+    changes: list[tuple[str, str, float, float]] = []  # (step, name, sent at, answered at)
     try:
         _track(b)
         ca, cb = Client(a), Client(b)
@@ -403,7 +403,8 @@ def test_listen_is_reestablished_after_a_postgres_restart(own_cluster: EmbeddedP
             if changes:
                 time.sleep(2.0)
             name = f"authors_{len(changes)}"
-            changes.append((step, name, change_through(cb, name)))
+            sent = time.monotonic()
+            changes.append((step, name, sent, change_through(cb, name)))
             current[0] = name
             time.sleep(1.6)
     finally:
@@ -417,9 +418,13 @@ def test_listen_is_reestablished_after_a_postgres_restart(own_cluster: EmbeddedP
     for _, _, outcome, _ in answers:
         key = outcome.split(":")[0]
         outcomes[key] = outcomes.get(key, 0) + 1
+    # (Overall, "stale" also counts a name asked just as the next change replaced it.)
     print(f"answers of A during the test: {outcomes}")
-    for step, name, changed in changes:
-        mine = [(t - changed, o, w) for t, n, o, w in answers if n == name and t >= changed]
+    for i, (step, name, _, changed) in enumerate(changes):
+        # Answers asking for this change's name, from its answer until the next change was
+        # sent (after that, "not found" is newer metadata, not stale).
+        until = changes[i + 1][2] if i + 1 < len(changes) else float("inf")
+        mine = [(t - changed, o, w) for t, n, o, w in answers if n == name and changed <= t < until]
         last_stale = max((t for t, o, _ in mine if o == "stale"), default=0.0)
         late = [(o, w) for t, o, w in mine if t >= 1.0]
         late_stale = sum(o == "stale" for o, _ in late)
