@@ -92,6 +92,9 @@ class Config:
     default_node_limit: int = 500
     # The rate-limit counter file `svc serve` shares with its workers ("" : per process).
     rate_limit_file: str = ""
+    # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
+    # ten times the largest legitimate body known (Chinook's 2.6 MB SQL script).
+    max_body_size: int = 32 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -125,6 +128,7 @@ class Config:
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),
+            "max_body_size": int(e.get("SVC_GRAPHQL_MAX_BODY_SIZE") or 32 * 1024 * 1024),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -138,11 +138,15 @@ class Seen:
 
 
 def decode_json(body: bytes) -> Any:
-    """A request body's JSON; raises `invalid-json` (400)."""
+    """A request body's JSON; raises 400 `invalid-json` when it is not JSON, not UTF-8
+    (msgspec raises UnicodeDecodeError inside strings) or nested deeper than the decoder
+    recurses (RecursionError; issue 11, finding 5)."""
     try:
         return msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):
         raise SvcError("invalid-json", "invalid json", path="$") from None
+    except RecursionError:
+        raise SvcError("invalid-json", "invalid json: nested too deeply", path="$") from None
 
 
 def decode_request(raw: Any) -> GraphQLRequest:

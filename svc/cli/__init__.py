@@ -94,6 +94,12 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="seconds a GraphQL statement may run unless the role's time_limit says "
         "otherwise; 0: no limit (SVC_GRAPHQL_STATEMENT_TIMEOUT, 60)",
     )
+    p.add_argument(
+        "--max-body-size",
+        type=int,
+        help="largest request body in bytes; larger ones get 413 "
+        "(SVC_GRAPHQL_MAX_BODY_SIZE, 33554432 = 32 MiB)",
+    )
 
 
 def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -188,6 +194,7 @@ def _export_options(args: argparse.Namespace) -> None:
         "default_depth_limit": "SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT",
         "default_node_limit": "SVC_GRAPHQL_DEFAULT_NODE_LIMIT",
         "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
+        "max_body_size": "SVC_GRAPHQL_MAX_BODY_SIZE",
     }
     for attr, var in mapping.items():
         value = getattr(args, attr, None)

@@ -8,22 +8,28 @@ endpoints under `/api/rest/`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 import msgspec
 
 from svc.api.engine import Engine
-from svc.api.graphql import decode_json
+from svc.api.graphql import decode_json, decode_request, prepare
 from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import SvcError
+from svc.execute.health import HealthProbe, is_unreachable
 from svc.execute.pg_dump import pg_dump
 from svc.server.auth import Authenticator, Session
+from svc.server.lifecycle import SHUTTING_DOWN, InFlight, bounded, prepare_worker
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -32,7 +38,52 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _encode = msgspec.json.encode
 JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
+TEXT_HEADERS = [("content-type", "text/plain; charset=utf-8")]
 NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
+GRAPHQL_PATHS = ("/v1/graphql", "/v1alpha1/graphql")
+# Bodies above this many bytes are decoded (and a GraphQL document parsed) in a worker
+# thread, so one large request does not stall every other request of the process.
+LARGE_BODY = 1024 * 1024
+# `/healthz` gives Postgres this many seconds to answer `SELECT 1`.
+HEALTH_TIMEOUT = 2.0
+INCONSISTENT = "inconsistent objects in schema"
+
+
+class HttpError(SvcError):
+    """An error about the HTTP request itself (body too large, duplicate credential
+    headers, a body nested too deeply): its status applies on GraphQL endpoints too, which
+    otherwise answer errors with HTTP 200."""
+
+
+def body_too_large(limit: int) -> HttpError:
+    """413 `invalid-params` "request body too large" (`--max-body-size`, issue 11 finding 6)."""
+    return HttpError(
+        "invalid-params",
+        f"request body too large: the limit is {limit} bytes (--max-body-size)",
+        status=413,
+    )
+
+
+def duplicated_credentials(pairs: Iterable[tuple[str, Any]]) -> tuple[str, ...]:
+    """Lower-case names of credential or session headers given more than once:
+    `authorization` and every `x-svc-*` (issue 11, finding 12: the last one must not
+    silently win). `pairs`: (lower-case name, value) in arrival order."""
+    seen: set[str] = set()
+    twice: list[str] = []
+    for name, _ in pairs:
+        if name == "authorization" or name.startswith("x-svc-"):
+            if name in seen and name not in twice:
+                twice.append(name)
+            seen.add(name)
+    return tuple(twice)
+
+
+def request_id(given: str | None) -> str:
+    """The client's `x-request-id` when it is 1-128 printable ASCII characters, else a new
+    UUID4 (the reference also answers every request with an `x-request-id`)."""
+    if given and len(given) <= 128 and given.isascii() and given.isprintable():
+        return given
+    return str(uuid.uuid4())
 
 
 def _header_value(raw: bytes) -> str:
@@ -48,9 +99,12 @@ def _header_value(raw: bytes) -> str:
 class Request:
     """One HTTP request, whatever the server interface (ASGI or Granian's RSGI).
 
-    `headers` has lower-case names; `raw_path` is the still percent-encoded path when the
-    interface gives it (RESTified endpoints keep `%2F` inside a segment); `body()` reads the
-    whole body."""
+    `headers` has lower-case names (the first value of a repeated header);
+    `raw_path` is the still percent-encoded path when the interface gives it (RESTified
+    endpoints keep `%2F` inside a segment); `body()` reads the whole body, raising 413
+    `HttpError` past `--max-body-size`; `duplicates` names credential headers sent more
+    than once; `request_id` is echoed as `x-request-id`; `error` is what the log line
+    reports about a failed request."""
 
     method: str
     path: str
@@ -58,6 +112,9 @@ class Request:
     query_string: bytes
     headers: dict[str, str]
     body: Callable[[], Awaitable[bytes]]
+    request_id: str = ""
+    duplicates: tuple[str, ...] = ()
+    error: dict[str, Any] | None = None
 
 
 Response = tuple[int, bytes, list[tuple[str, str]]]
@@ -71,6 +128,9 @@ class App:
         self.config = config
         self.engine: Engine | None = None
         self.auth = Authenticator(config)
+        self.health = HealthProbe(config.database_url)
+        # Requests being answered: cancelled when a `svc serve` shutdown's grace period ends.
+        self.in_flight = InFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -79,9 +139,12 @@ class App:
             await self._http(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """ASGI lifespan: start the engine (under `svc serve`, after installing the
+        end-of-grace handler) and stop it within `lifecycle.SHUTDOWN_BOUND_S`."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                prepare_worker(asyncio.get_running_loop(), self.in_flight)
                 try:
                     await self.startup()
                 except Exception as exc:  # reported to the server, which exits
@@ -89,7 +152,7 @@ class App:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.shutdown()
+                await bounded(self.shutdown())
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -103,18 +166,48 @@ class App:
         if self.engine is not None:
             await self.engine.close()
             self.engine = None
+        await self.health.close()
         await self.auth.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI: the body is read first (bounded by `--max-body-size`), then a watcher
+        waits for `http.disconnect` and cancels the handling when the client goes away."""
         started = time.perf_counter()
-
-        async def body() -> bytes:
+        raw_headers_in = [(k.decode("latin-1").lower(), v) for k, v in scope["headers"]]
+        headers = {}
+        for k, v in raw_headers_in:
+            if k not in headers:
+                headers[k] = _header_value(v)
+        limit = self.config.max_body_size
+        failure: HttpError | None = None
+        data = b""
+        try:
+            declared = int(headers.get("content-length") or 0)
+        except ValueError:
+            declared = 0
+        if declared > limit:
+            failure = body_too_large(limit)
+        else:
             chunks: list[bytes] = []
+            size = 0
             while True:
                 message = await receive()
-                chunks.append(message.get("body", b""))
+                if message["type"] == "http.disconnect":
+                    return  # gone before the body arrived: nobody to answer
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    failure = body_too_large(limit)
+                    break
+                chunks.append(chunk)
                 if not message.get("more_body"):
-                    return b"".join(chunks)
+                    data = b"".join(chunks)
+                    break
+
+        async def body() -> bytes:
+            if failure is not None:
+                raise failure
+            return data
 
         raw_path = scope.get("raw_path")
         request = Request(
@@ -122,87 +215,204 @@ class App:
             scope["path"],
             raw_path.decode("latin-1") if raw_path else None,
             scope.get("query_string", b""),
-            {k.decode("latin-1").lower(): _header_value(v) for k, v in scope["headers"]},
+            headers,
             body,
+            request_id(headers.get("x-request-id")),
+            duplicated_credentials(raw_headers_in) if len(headers) < len(raw_headers_in) else (),
         )
-        status, payload, headers = await self.handle(request)
-        raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        task = asyncio.current_task()
+        watcher = None
+        if task is not None and failure is None:
+            watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, task))
+        try:
+            status, payload, out_headers = await self.handle(request)
+        except asyncio.CancelledError:
+            if watcher is not None and watcher.done() and not watcher.cancelled():
+                task.uncancel()  # type: ignore[union-attr]
+                self.log_disconnect(request, started)
+                return
+            raise
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers]
         await send({"type": "http.response.start", "status": status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": payload})
         self.log(request, status, started)
 
     def log(self, request: Request, status: int, started: float) -> None:
-        """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`)."""
-        if self.config.log_requests:
-            entry = {
+        """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`); a request that
+        failed with a server error (5xx) is logged even when request logging is off, with
+        its request id, error code, message and, for an unexpected exception, the
+        traceback."""
+        error = request.error
+        if self.config.log_requests or (error is not None and status >= 500):
+            entry: dict[str, Any] = {
                 "type": "http-log",
+                "level": "error" if status >= 500 else "info",
+                "request_id": request.request_id,
                 "method": request.method,
                 "path": request.path,
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 3),
             }
-            sys.stdout.write(_encode(entry).decode() + "\n")
+            if error is not None:
+                entry["error"] = error
+            try:
+                sys.stdout.write(_encode(entry).decode() + "\n")
+                sys.stdout.flush()
+            except (OSError, ValueError):  # stdout closed: nothing more to do
+                pass
+
+    def log_disconnect(self, request: Request, started: float) -> None:
+        """The log line of a request whose client went away (status 499, nginx's "client
+        closed request"); its handling was cancelled."""
+        request.error = {"code": "client-disconnected", "message": "client closed request"}
+        self.log(request, 499, started)
 
     async def handle(self, request: Request) -> Response:
-        """Route one request; returns (status, body, headers)."""
+        """Route one request; returns (status, body, headers), never raises except on
+        cancellation. Headers include `x-request-id`."""
+        with self.in_flight:
+            try:
+                status, payload, headers = await self._route(request)
+            except SvcError as exc:
+                status, payload, headers = self._error(request, exc)
+            except Exception as exc:
+                status, payload, headers = self._error(request, self._classify(request, exc))
+            except asyncio.CancelledError:
+                if not self.in_flight.stopping:  # e.g. the client went away
+                    raise
+                status, payload, headers = self._error(request, SHUTTING_DOWN)
+        return status, payload, [*headers, ("x-request-id", request.request_id)]
+
+    def _classify(self, request: Request, exc: Exception) -> SvcError:
+        """The `SvcError` an exception that escaped a route stands for (issue 11 finding 5):
+        not UTF-8 → 400 `invalid-json`; too deep (RecursionError) → 400 `invalid-json`;
+        Postgres unreachable → 500 `postgres-error`; anything else → 500 `unexpected`."""
+        if isinstance(exc, UnicodeDecodeError):
+            return HttpError("invalid-json", "invalid json: the body is not valid UTF-8")
+        if isinstance(exc, RecursionError):
+            return HttpError("invalid-json", "invalid json: the request is nested too deeply")
+        trace = "".join(traceback.format_exception(exc)).strip()
+        request.error = {"exception": f"{type(exc).__name__}: {exc}", "traceback": trace}
+        if is_unreachable(exc):
+            return SvcError(
+                "postgres-error",
+                f"connection error: the database is unreachable ({type(exc).__name__})",
+                status=500,
+            )
+        return SvcError(
+            "unexpected",
+            f"unexpected error (request id {request.request_id})",
+            status=500,
+        )
+
+    def _error(self, request: Request, exc: SvcError) -> Response:
+        """The answer for `exc`: `{path, error, code}` with its status; on GraphQL
+        endpoints `{errors: [...]}`, with HTTP 200 for errors about the operation and the
+        error's own status for errors about the HTTP request (`HttpError`, invalid JSON,
+        not found) and for server errors (5xx: e.g. an auth webhook answering other than
+        200/401, spec section 5)."""
+        detail = request.error or {}
+        request.error = {"code": exc.code, "message": exc.message, **detail}
+        path = request.path.rstrip("/") or "/"
+        if path in GRAPHQL_PATHS:
+            body = _encode({"errors": [exc.to_graphql_error()]})
+            keeps_status = (
+                isinstance(exc, HttpError)
+                or exc.status >= 500
+                or exc.code in ("invalid-json", "not-found")
+            )
+            return (exc.status if keeps_status else 200), body, JSON_HEADERS
+        return exc.status, _encode(exc.to_query_body()), JSON_HEADERS
+
+    async def _route(self, request: Request) -> Response:
         method, path = request.method, request.path.rstrip("/") or "/"
         headers = request.headers
-        try:
-            if path == "/healthz":
-                return 200, b"OK", [("content-type", "text/plain")]
-            if path == "/v1/version" and method == "GET":
-                return 200, _encode({"version": VERSION}), JSON_HEADERS
-            engine = self.engine
-            if engine is None:
-                raise SvcError("unexpected", "server is starting", status=503)
-            session = await self.auth.session(headers)
-            if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
-                self._require_api("graphql")
-                body = await request.body()
-                full = request.raw_path or request.path  # raw: `%2F` stays in a segment
-                rest = RestRequest(
-                    method,
-                    full.split("?")[0][len("/api/rest/") :],
-                    request.query_string,
-                    body,
-                    headers.get("content-type", ""),
-                    path_is_raw=request.raw_path is not None,
-                )
-                answer = await engine.rest(rest, session.role, session.variables)
-                return answer.status, answer.body, JSON_HEADERS + answer.headers
-            if path in ("/v1/graphql", "/v1alpha1/graphql") and method == "POST":
-                self._require_api("graphql")
-                body = await request.body()
-                return (
-                    200,
-                    await engine.graphql_body(body, session.role, session.variables),
-                    (JSON_HEADERS),
-                )
-            if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
-                self._require_api("metadata")
-                raw = await self._json(request)
-                answer = await engine.metadata(raw, session.role, session.variables)
-                return 200, _encode(answer), JSON_HEADERS
-            if path == "/v1/graphql/explain" and method == "POST":
-                self._require_api("metadata")
-                raw = await self._json(request)
-                self._require_admin(session)
-                return 200, _encode(await engine.explain(raw)), JSON_HEADERS
-            if path == "/v1alpha1/pg_dump" and method == "POST":
-                self._require_api("pgdump")
-                raw = await self._json(request)
-                self._require_admin(session)
-                return 200, await self._pg_dump(raw), [("content-type", "application/sql")]
-            if path == "/v1alpha1/config" and method == "GET":
-                self._require_api("config")
-                self._require_admin(session)
-                return 200, _encode(self._config_record()), JSON_HEADERS
-            raise NOT_FOUND
-        except SvcError as exc:
-            is_graphql = path in ("/v1/graphql", "/v1alpha1/graphql")
-            if is_graphql and exc.code not in ("invalid-json", "not-found"):
-                return 200, _encode({"errors": [exc.to_graphql_error()]}), JSON_HEADERS
-            return exc.status, _encode(exc.to_query_body()), JSON_HEADERS
+        if path == "/healthz":
+            return await self._healthz(request)
+        if path == "/v1/version" and method == "GET":
+            return 200, _encode({"version": VERSION}), JSON_HEADERS
+        if request.duplicates:
+            raise HttpError(
+                "invalid-headers",
+                f"header sent more than once: {', '.join(request.duplicates)}",
+            )
+        engine = self.engine
+        if engine is None:
+            raise SvcError("unexpected", "server is starting", status=503)
+        session = await self.auth.session(headers)
+        if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
+            self._require_api("graphql")
+            body = await request.body()
+            full = request.raw_path or request.path  # raw: `%2F` stays in a segment
+            rest = RestRequest(
+                method,
+                full.split("?")[0][len("/api/rest/") :],
+                request.query_string,
+                body,
+                headers.get("content-type", ""),
+                path_is_raw=request.raw_path is not None,
+            )
+            answer = await engine.rest(rest, session.role, session.variables)
+            return answer.status, answer.body, JSON_HEADERS + answer.headers
+        if path in GRAPHQL_PATHS and method == "POST":
+            self._require_api("graphql")
+            body = await request.body()
+            if len(body) > LARGE_BODY:
+                payload = await self._large_graphql(engine, body, session)
+            else:
+                payload = await engine.graphql_body(body, session.role, session.variables)
+            return 200, payload, JSON_HEADERS
+        if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
+            self._require_api("metadata")
+            raw = await self._json(request)
+            answer = await engine.metadata(raw, session.role, session.variables)
+            return 200, _encode(answer), JSON_HEADERS
+        if path == "/v1/graphql/explain" and method == "POST":
+            self._require_api("metadata")
+            raw = await self._json(request)
+            self._require_admin(session)
+            return 200, _encode(await engine.explain(raw)), JSON_HEADERS
+        if path == "/v1alpha1/pg_dump" and method == "POST":
+            self._require_api("pgdump")
+            raw = await self._json(request)
+            self._require_admin(session)
+            return 200, await self._pg_dump(raw), [("content-type", "application/sql")]
+        if path == "/v1alpha1/config" and method == "GET":
+            self._require_api("config")
+            self._require_admin(session)
+            return 200, _encode(self._config_record()), JSON_HEADERS
+        raise NOT_FOUND
+
+    async def _healthz(self, request: Request) -> Response:
+        """`/healthz` as the reference answers it (Hasura docs, "Health Check API"): 200
+        `OK`; 500 `ERROR` when Postgres does not answer `SELECT 1` within
+        `HEALTH_TIMEOUT` seconds (on the probe's own connection, which busy query
+        connections cannot starve); with inconsistent metadata 200 `WARN: inconsistent
+        objects in schema`, or 500 `ERROR: inconsistent objects in schema` with
+        `?strict=true`."""
+        if not await self.health.ok(HEALTH_TIMEOUT):
+            request.error = {"code": "postgres-error", "message": "database unreachable"}
+            return 500, b"ERROR", TEXT_HEADERS
+        engine = self.engine
+        if engine is not None and engine.state.ir.inconsistencies:
+            query = parse_qsl(request.query_string.decode("latin-1"))
+            if any(k == "strict" and v.lower() == "true" for k, v in query):
+                return 500, f"ERROR: {INCONSISTENT}".encode(), TEXT_HEADERS
+            return 200, f"WARN: {INCONSISTENT}".encode(), TEXT_HEADERS
+        return 200, b"OK", TEXT_HEADERS
+
+    async def _large_graphql(self, engine: Engine, body: bytes, session: Session) -> bytes:
+        """A GraphQL body above `LARGE_BODY` bytes: decoded, and its document parsed and
+        validated, in a worker thread (graphql-core's parser is pure Python: a 20 MB
+        comment takes seconds), then answered on the loop from the warmed caches."""
+        role = session.role
+        raw, failed = await asyncio.to_thread(_prepare_off_loop, engine, body, role)
+        if failed is not None:
+            return _encode({"errors": [failed.to_graphql_error(admin=role == "admin")]})
+        return await engine.graphql(raw, role, session.variables)
 
     def _require_api(self, name: str) -> None:
         if name not in self.config.enabled_apis:
@@ -215,7 +425,12 @@ class App:
 
     @staticmethod
     async def _json(request: Request) -> Any:
-        return decode_json(await request.body())
+        """The body's JSON (decoded in a worker thread above `LARGE_BODY` bytes); raises
+        400 `invalid-json`, 413 past `--max-body-size`."""
+        body = await request.body()
+        if len(body) > LARGE_BODY:
+            return await asyncio.to_thread(decode_json, body)
+        return decode_json(body)
 
     async def _pg_dump(self, raw: Any) -> bytes:
         """Hasura's `{opts, clean_output, source}` body; 400 `invalid-params` otherwise."""
@@ -236,6 +451,40 @@ class App:
             "is_allow_list_enabled": self.config.enable_allowlist,
             "live_queries": {"batch_size": 100, "refetch_delay": 1},
         }
+
+
+def _prepare_off_loop(engine: Engine, body: bytes, role: str) -> tuple[Any, SvcError | None]:
+    """In a worker thread: the body's JSON, and the parsed, validated and planned query
+    left in the engine's caches so the loop only executes it. Returns (decoded body, the
+    error to answer with when the document itself is invalid: the error the engine would
+    raise first). Raises 400 `invalid-json`. With the allow-list on, a non-admin document
+    is not prepared (the allow-list is checked first)."""
+    raw = decode_json(body)
+    if engine.config.enable_allowlist and role != "admin":
+        return raw, None
+    state = engine.state
+    for item in raw if isinstance(raw, list) else [raw]:
+        try:
+            engine.graphql_service.compile(state, role, decode_request(item))
+        except SvcError:
+            if isinstance(raw, dict):  # was it the document (parse, validation)?
+                try:
+                    req = decode_request(raw)
+                    prepare(state.schema(role), req.query, req.operationName)
+                except SvcError as exc:
+                    return raw, exc
+        except Exception:  # the loop meets it again and answers it
+            pass
+    return raw, None
+
+
+async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
+    """ASGI: wait for `http.disconnect` after the body was read, then cancel `task`."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            task.cancel()
+            return
 
 
 def create_app() -> App:

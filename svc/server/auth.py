@@ -4,7 +4,9 @@ Order, as the reference does it:
 1. No admin secret configured: every request is admin unless `X-Svc-Role` names another
    role (JWT and webhook modes need a secured endpoint, so they are not consulted).
 2. `X-Svc-Admin-Secret` present: it must equal one of the configured secrets (constant-time
-   compare), else 401 `access-denied`; the request is admin and may act as any role through
+   compare), else 401 `access-denied` "invalid x-svc-admin-secret" (the reference's message
+   also names `x-hasura-access-key`, a header svc does not accept, so svc's does not); the
+   request is admin and may act as any role through
    `X-Svc-Role` and `X-Svc-*` headers.
 3. JWT mode: a request with the token header is verified; one without it gets the
    unauthorized role when configured, else 400 `invalid-headers`.
@@ -56,9 +58,7 @@ class Authenticator:
         given = headers.get("x-svc-admin-secret")
         if given is not None:
             if not self._secret_ok(given.encode()):
-                raise SvcError(
-                    "access-denied", "invalid x-svc-admin-secret/x-svc-access-key", status=401
-                )
+                raise SvcError("access-denied", "invalid x-svc-admin-secret", status=401)
             return _header_session(headers, "admin")
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
@@ -70,7 +70,7 @@ class Authenticator:
             return self._unauthorized()
         raise SvcError(
             "access-denied",
-            "x-svc-admin-secret/x-svc-access-key required, but not found",
+            "x-svc-admin-secret required, but not found",
             status=401,
         )
 

@@ -1,9 +1,10 @@
 """The app over Granian's native RSGI interface, which `svc serve` uses (measured faster
 than ASGI in `bench/`: no per-message dicts, one call to send the response).
 
-RSGI hands over the scope and a protocol object: `await protocol()` is the whole body and
-`protocol.response_bytes(status, headers, body)` answers. Worker start and stop call
-`__rsgi_init__` / `__rsgi_del__` with the worker's event loop.
+RSGI hands over the scope and a protocol object: `await protocol()` is the whole body
+(`async for chunk in protocol` its chunks), `protocol.client_disconnect()` a future done
+when the client goes away, and `protocol.response_bytes(status, headers, body)` answers.
+Worker start and stop call `__rsgi_init__` / `__rsgi_del__` with the worker's event loop.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import time
 from typing import Any
 
 from svc.config import Config
-from svc.server.app import App, Request
+from svc.server.app import App, Request, body_too_large, duplicated_credentials, request_id
+from svc.server.lifecycle import bounded, prepare_worker
 
 
 class RsgiApp:
@@ -24,25 +26,33 @@ class RsgiApp:
         self.app = app
 
     def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start the engine in the worker's loop before it serves."""
+        """Start the engine in the worker's loop before it serves; under `svc serve`, first
+        install the end-of-grace handler (`svc.server.lifecycle.prepare_worker`)."""
+        prepare_worker(loop, self.app.in_flight)
         loop.run_until_complete(self.app.startup())
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Stop the engine when the worker stops."""
-        loop.run_until_complete(self.app.shutdown())
+        """Stop the engine when the worker stops, within `lifecycle.SHUTDOWN_BOUND_S`.
+
+        Granian calls it once every connection of the worker is done, i.e. after the
+        in-flight requests finished or were cancelled at the end of the grace period."""
+        loop.run_until_complete(bounded(self.app.shutdown()))
 
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
-        """Answer one HTTP request (other protocols are not served)."""
+        """Answer one HTTP request (other protocols are not served).
+
+        The body is read up to `--max-body-size` (413 past it, refused before reading when
+        `content-length` says so). A request still running after `DISCONNECT_ARM_SECONDS`
+        is cancelled when its client goes away (issue 11, finding 2): no answer is sent,
+        the log line says 499."""
         if scope.proto != "http":
             return
         started = time.perf_counter()
-        # Granian gives lower-case names and only ASCII values (it drops the others).
-        headers = dict(scope.headers.items())
-
-        async def body() -> bytes:
-            data: bytes = await protocol()
-            return data
-
+        app = self.app
+        # Granian gives lower-case names and only ASCII values (it drops the others);
+        # `items()` keeps repeated headers, which the dict collapses.
+        pairs = scope.headers.items()
+        headers = dict(pairs)
         query = scope.query_string
         request = Request(
             scope.method,
@@ -50,11 +60,101 @@ class RsgiApp:
             None,
             query.encode("latin-1") if isinstance(query, str) else query,
             headers,
-            body,
+            _BodyReader(protocol, headers.get("content-length"), app.config.max_body_size).read,
+            request_id(headers.get("x-request-id")),
+            duplicated_credentials(pairs) if len(headers) < len(pairs) else (),
         )
-        status, payload, response_headers = await self.app.handle(request)
+        watch = _DisconnectWatch(protocol)
+        try:
+            status, payload, response_headers = await app.handle(request)
+        except asyncio.CancelledError:
+            if watch.disconnected:
+                app.log_disconnect(request, started)
+                return
+            raise
+        finally:
+            watch.stop()
         protocol.response_bytes(status, response_headers, payload)
-        self.app.log(request, status, started)
+        app.log(request, status, started)
+
+
+# A request running longer than this (seconds) starts watching for its client going away.
+# Arming costs ~12 us (Granian's `client_disconnect()` future, a done callback, its
+# cancellation); the timer that defers it ~1 us, so fast requests pay only the timer.
+DISCONNECT_ARM_SECONDS = 0.05
+
+
+class _DisconnectWatch:
+    """Cancels the current task when the client disconnects, armed after
+    `DISCONNECT_ARM_SECONDS` (a disconnect before that is still seen when it arms)."""
+
+    __slots__ = ("disconnected", "future", "protocol", "task", "timer")
+
+    def __init__(self, protocol: Any) -> None:
+        self.protocol = protocol
+        self.task = asyncio.current_task()
+        self.future: Any = None
+        self.disconnected = False
+        self.timer: asyncio.TimerHandle | None = (
+            asyncio.get_running_loop().call_later(DISCONNECT_ARM_SECONDS, self._arm)
+            if self.task is not None
+            else None
+        )
+
+    def _arm(self) -> None:
+        self.timer = None
+        self.future = self.protocol.client_disconnect()
+        self.future.add_done_callback(self._gone)
+
+    def _gone(self, future: Any) -> None:
+        if self.future is not None and not future.cancelled() and self.task is not None:
+            self.disconnected = True
+            self.task.cancel()
+
+    def stop(self) -> None:
+        """The request is over: disarm."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        future, self.future = self.future, None
+        if future is not None:
+            future.cancel()
+
+
+class _BodyReader:
+    """Reads a request body of at most `limit` bytes; raises 413 `HttpError` past it."""
+
+    __slots__ = ("declared", "limit", "protocol")
+
+    def __init__(self, protocol: Any, declared: str | None, limit: int) -> None:
+        self.protocol = protocol
+        self.declared = declared
+        self.limit = limit
+
+    async def read(self) -> bytes:
+        """The whole body. With a `content-length` (HTTP framing bounds the body by it) one
+        read, refused before reading when too large; without, chunks counted as they come."""
+        limit = self.limit
+        if self.declared is not None:
+            try:
+                size = int(self.declared)
+            except ValueError:
+                size = -1
+            if size > limit:
+                raise body_too_large(limit)
+            if size >= 0:
+                data: bytes = await self.protocol()
+                if len(data) > limit:
+                    raise body_too_large(limit)
+                return data
+        chunks: list[bytes] = []
+        total = 0
+        async for chunk in self.protocol:
+            total += len(chunk)
+            if total > limit:
+                raise body_too_large(limit)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
 
 def create_app() -> RsgiApp:
