@@ -47,6 +47,10 @@ LARGE_BODY = 1024 * 1024
 # `/healthz` gives Postgres this many seconds to answer `SELECT 1`.
 HEALTH_TIMEOUT = 2.0
 INCONSISTENT = "inconsistent objects in schema"
+# Bytes past `--max-body-size` a refused body is still read (and dropped): a server that
+# closes a connection with unread data makes the kernel reset it, and the client sees
+# "connection reset" instead of the 413.
+DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class HttpError(SvcError):
@@ -185,24 +189,25 @@ class App:
             declared = int(headers.get("content-length") or 0)
         except ValueError:
             declared = 0
+        chunks: list[bytes] = []
+        size = 0
         if declared > limit:
             failure = body_too_large(limit)
-        else:
-            chunks: list[bytes] = []
-            size = 0
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return  # gone before the body arrived: nobody to answer
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    failure = body_too_large(limit)
-                    break
+        while declared <= limit + DRAIN_BYTES and size <= limit + DRAIN_BYTES:
+            # A refused body is still read, and dropped, so the 413 reaches the client.
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # gone before the body arrived: nobody to answer
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                failure = body_too_large(limit)
+                chunks.clear()
+            elif failure is None:
                 chunks.append(chunk)
-                if not message.get("more_body"):
-                    data = b"".join(chunks)
-                    break
+            if not message.get("more_body"):
+                data = b"".join(chunks)
+                break
 
         async def body() -> bytes:
             if failure is not None:
@@ -346,6 +351,13 @@ class App:
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
             body = await request.body()
+            if body and not body.isascii():
+                try:  # the endpoint reads the body as JSON or a form: text either way
+                    body.decode()
+                except UnicodeDecodeError:
+                    raise HttpError(
+                        "invalid-json", "invalid json: the body is not valid UTF-8"
+                    ) from None
             full = request.raw_path or request.path  # raw: `%2F` stays in a segment
             rest = RestRequest(
                 method,

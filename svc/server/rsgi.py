@@ -15,7 +15,14 @@ import time
 from typing import Any
 
 from svc.config import Config
-from svc.server.app import App, Request, body_too_large, duplicated_credentials, request_id
+from svc.server.app import (
+    DRAIN_BYTES,
+    App,
+    Request,
+    body_too_large,
+    duplicated_credentials,
+    request_id,
+)
 from svc.server.lifecycle import bounded, prepare_worker
 
 
@@ -41,10 +48,9 @@ class RsgiApp:
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         """Answer one HTTP request (other protocols are not served).
 
-        The body is read up to `--max-body-size` (413 past it, refused before reading when
-        `content-length` says so). A request still running after `DISCONNECT_ARM_SECONDS`
-        is cancelled when its client goes away (issue 11, finding 2): no answer is sent,
-        the log line says 499."""
+        The body is read up to `--max-body-size` (413 past it, `_BodyReader`). A request
+        still running after `DISCONNECT_ARM_SECONDS` is cancelled when its client goes away
+        (issue 11, finding 2): no answer is sent, the log line says 499."""
         if scope.proto != "http":
             return
         started = time.perf_counter()
@@ -132,28 +138,38 @@ class _BodyReader:
         self.limit = limit
 
     async def read(self) -> bytes:
-        """The whole body. With a `content-length` (HTTP framing bounds the body by it) one
-        read, refused before reading when too large; without, chunks counted as they come."""
+        """The whole body. A `content-length` within the limit (HTTP framing bounds the body
+        by it): one read; one more than `DRAIN_BYTES` past it: refused unread. Otherwise
+        chunks are counted as they come, and a body past the limit is read to its end and
+        dropped (up to `DRAIN_BYTES`), so the client, still sending, receives the 413
+        rather than a reset connection."""
         limit = self.limit
         if self.declared is not None:
             try:
                 size = int(self.declared)
             except ValueError:
                 size = -1
-            if size > limit:
+            if size > limit + DRAIN_BYTES:
                 raise body_too_large(limit)
-            if size >= 0:
+            if 0 <= size <= limit:
                 data: bytes = await self.protocol()
                 if len(data) > limit:
                     raise body_too_large(limit)
                 return data
+        # No length, or too long: count chunks as they come; past the limit keep reading
+        # (and dropping) up to `DRAIN_BYTES` more.
         chunks: list[bytes] = []
         total = 0
         async for chunk in self.protocol:
             total += len(chunk)
             if total > limit:
-                raise body_too_large(limit)
-            chunks.append(chunk)
+                chunks.clear()
+                if total > limit + DRAIN_BYTES:
+                    break
+            else:
+                chunks.append(chunk)
+        if total > limit:
+            raise body_too_large(limit)
         return b"".join(chunks)
 
 
