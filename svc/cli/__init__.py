@@ -217,7 +217,12 @@ def serve(args: argparse.Namespace) -> int:
 
     from svc.api import shared_version
     from svc.api.limits import create_rate_file
-    from svc.cli.shutdown import ShutdownSignals, granian_worker_pids, kill_timeout
+    from svc.cli.shutdown import (
+        ShutdownSignals,
+        granian_worker_pids,
+        guard_granian_worker_signals,
+        kill_timeout,
+    )
     from svc.config import Config
     from svc.execute.embedded import EmbeddedPostgres, default_data_dir
 
@@ -267,6 +272,7 @@ def serve(args: argparse.Namespace) -> int:
             workers_kill_timeout=kill_timeout(grace),
         )
         server.on_startup(lambda: signals.install(server.signal_handler_interrupt))
+        guard_granian_worker_signals()
         server.serve()
     except KeyboardInterrupt:  # a second signal before Granian took over
         print("svc: interrupted", flush=True)

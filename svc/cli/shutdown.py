@@ -9,14 +9,23 @@ stops its listener; the worker then waits for every open connection task, i.e. f
 in-flight request, however long, before `__rsgi_del__` / the ASGI lifespan shutdown runs.
 A Ctrl-C at a terminal reaches the workers directly as well (same process group).
 
+Two traps found on the way (finding 9's hang): `WorkerSignal.set()`, which the worker's
+handler calls on every SIGINT/SIGTERM, blocks with the GIL held once its one-slot channel is
+full (a Ctrl-C plus the parent's SIGTERM while the worker still boots): the worker froze
+in its signal handler and Granian joined it forever. And a signal reaching a worker
+before Granian installed its handlers, or while uvloop is between two runs of the loop,
+was swallowed or left pending until a next signal.
+
 What `svc serve` adds:
 
+- `guard_granian_worker_signals`: a worker stops on the parent's SIGTERM (its handler
+  calls `set()` once) and leaves SIGINT to the parent.
 - `ShutdownSignals.install` runs as a Granian startup hook, after Granian installed its
   handlers, and chains onto them: the first SIGINT/SIGTERM starts the grace period
   (`--graceful-shutdown-timeout`, seconds); when it is over, every worker still alive gets
   `SHUTDOWN_CANCEL_SIGNAL` and cancels what it still runs. A second signal ends the grace
   period at once. A worker forked while booting inherits these handlers; in it they only
-  note the signal for the worker to act on once Granian's worker handlers are installed
+  note a SIGTERM for the worker to act on once Granian's worker handlers are installed
   (Granian's own main handler, inherited the same way, would swallow it: a worker started
   just before a Ctrl-C then served on, and without a kill timeout Granian waited forever).
 - `kill_timeout(grace)` is Granian's `workers_kill_timeout`: grace + `CANCEL_WINDOW_S`, so
@@ -44,11 +53,52 @@ from svc.server.lifecycle import note_early_stop
 
 #: Seconds a worker gets, after the grace period, to cancel its requests, close its
 #: connections and exit before Granian kills it.
-CANCEL_WINDOW_S = 5
+CANCEL_WINDOW_S = 6
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+def guard_granian_worker_signals() -> None:
+    """Make a Granian worker stop on its first SIGTERM only, and not on SIGINT.
+
+    Granian 2.8's worker handler (`granian._signals.set_loop_signals`) calls
+    `WorkerSignal.set()` on every SIGINT/SIGTERM, and `set()` blocks, holding the GIL, once
+    its one-slot channel is full: a second signal before the worker started serving (a
+    Ctrl-C reaches the worker directly, then the parent's SIGTERM follows), or a third one
+    after, froze the worker for good. And a worker stopping on the terminal's SIGINT by
+    itself races the parent, which then reports an "unexpected exit" and exits 1. This
+    wraps `set_loop_signals` (the worker looks it up when it starts, after the fork, so
+    patching it here in the parent reaches every worker): its handlers are replaced by one
+    that calls `set()` on the first SIGTERM and by a no-op for SIGINT, so workers stop
+    when the parent tells them to (a worker whose parent died is told by the kernel,
+    `svc.server.lifecycle`). Idempotent."""
+    import granian._signals as granian_signals
+
+    original: Callable[[Any], Any] = granian_signals.set_loop_signals
+    if getattr(original, "svc_once", False):
+        return
+
+    def set_loop_signals(loop: Any) -> Any:
+        event = original(loop)
+        fired: list[int] = []
+
+        def stop() -> None:
+            if not fired:
+                fired.append(1)
+                event.set()
+
+        loop.add_signal_handler(signal.SIGTERM, stop)
+        loop.add_signal_handler(signal.SIGINT, _no_op)
+        return event
+
+    set_loop_signals.svc_once = True  # type: ignore[attr-defined]
+    granian_signals.set_loop_signals = set_loop_signals
+
+
+def _no_op() -> None:
+    """A worker's SIGINT handler: the terminal's Ctrl-C is the parent's to act on."""
 
 
 def kill_timeout(grace: float) -> int:
@@ -123,7 +173,8 @@ class ShutdownSignals:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if os.getpid() != self._pid:  # inherited by a worker Granian forked, still booting
-            note_early_stop(signum)
+            if signum == signal.SIGTERM:  # the parent's; SIGINT is the parent's to act on
+                note_early_stop(signum)
             return
         previous = self._previous.get(signum)
         if callable(previous):

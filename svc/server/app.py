@@ -29,7 +29,7 @@ from svc.errors import SvcError
 from svc.execute.health import HealthProbe, is_unreachable
 from svc.execute.pg_dump import pg_dump
 from svc.server.auth import Authenticator, Session
-from svc.server.lifecycle import SHUTTING_DOWN, InFlight, bounded, prepare_worker
+from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -144,7 +144,7 @@ class App:
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """ASGI lifespan: start the engine (under `svc serve`, after installing the
-        end-of-grace handler) and stop it within `lifecycle.SHUTDOWN_BOUND_S`."""
+        end-of-grace handler) and stop it within bounds (`lifecycle.shut_down`)."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -156,7 +156,7 @@ class App:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await bounded(self.shutdown())
+                await shut_down(self.shutdown(), self.in_flight)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

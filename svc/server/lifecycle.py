@@ -18,8 +18,8 @@ A stop signal that reaches a worker while it boots (before Granian installed its
 handlers, when the parent's, inherited over fork, are still in place) is raised again once
 they are (`note_early_stop`): without that the worker would serve on after a Ctrl-C.
 
-Only workers of `svc serve` (`SVC_GRAPHQL_SERVE_PID` names their parent) do any of this:
-under another ASGI server the app leaves signals alone.
+Only workers of `svc serve` (`SVC_GRAPHQL_SERVE_PID` names their parent, set before Granian
+forks) do any of this: under another ASGI server the app leaves signals alone.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable
+from types import FrameType
 from typing import Any
 
 from svc.config import SHUTDOWN_CANCEL_SIGNAL
@@ -38,14 +39,18 @@ from svc.errors import SvcError
 
 #: Seconds the engine's shutdown (closing the connection pools) may take in a worker.
 SHUTDOWN_BOUND_S = 3.0
+#: Seconds a worker waits, after cancelling its requests, for the cancellation of their
+#: statements to reach Postgres (`InFlight.settle`).
+SETTLE_BOUND_S = 2.0
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def serve_worker() -> bool:
-    """Whether this process is a worker started by `svc serve`: its parent's pid is in
-    `SVC_GRAPHQL_SERVE_PID`, which `svc serve` sets before Granian forks."""
-    return os.environ.get("SVC_GRAPHQL_SERVE_PID", "") == str(os.getppid())
+def serve_parent() -> int | None:
+    """The pid of the `svc serve` this process is (or was, if it died) a worker of, from
+    `SVC_GRAPHQL_SERVE_PID`, which `svc serve` sets before Granian forks; None elsewhere."""
+    value = os.environ.get("SVC_GRAPHQL_SERVE_PID", "")
+    return int(value) if value.isdigit() else None
 
 
 #: The answer to a request cancelled at the end of the grace period (HTTP 503).
@@ -64,11 +69,13 @@ class InFlight:
     (a set insertion and removal per request). `stopping` turns true when they are
     cancelled: a request handler that sees `CancelledError` then answers `SHUTTING_DOWN`."""
 
-    __slots__ = ("stopping", "tasks")
+    __slots__ = ("before", "stopping", "tasks")
 
     def __init__(self) -> None:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.stopping = False
+        # Every task of the loop when the requests were cancelled (None: they were not).
+        self.before: set[asyncio.Task[Any]] | None = None
 
     def __enter__(self) -> None:
         task = asyncio.current_task()
@@ -79,6 +86,18 @@ class InFlight:
         task = asyncio.current_task()
         if task is not None:
             self.tasks.discard(task)
+
+    async def settle(self, seconds: float = SETTLE_BOUND_S) -> None:
+        """After a cancellation, wait up to `seconds` for the tasks started since (the
+        cancel requests sent to Postgres for the cancelled statements, and the database
+        layer's wait for their acknowledgement): closing the connections first would drop
+        a cancel request not sent yet, and leave its statement running. No-op otherwise."""
+        if self.before is None:
+            return
+        current = asyncio.current_task()
+        since = {t for t in asyncio.all_tasks() if t not in self.before and t is not current}
+        if since:
+            await asyncio.wait(since, timeout=seconds)
 
 
 # A stop signal this process got while it was a booting worker: forked by Granian with
@@ -97,24 +116,48 @@ def note_early_stop(signum: int) -> None:
 
 def prepare_worker(loop: asyncio.AbstractEventLoop, in_flight: InFlight) -> None:
     """Install the grace-period-over handler on `loop` (it cancels `in_flight.tasks`, see
-    the module docstring) and ask for `SHUTDOWN_CANCEL_SIGNAL` at the parent's death.
+    the module docstring) and ask for `SHUTDOWN_CANCEL_SIGNAL` at the parent's death; a
+    worker whose parent already died stops at once.
 
-    Does nothing outside `svc serve` (`serve_worker()` false). Call from the worker's
-    loop thread (RSGI `__rsgi_init__`, ASGI lifespan startup)."""
-    if not serve_worker():
+    Does nothing outside `svc serve` (`serve_parent()` None). Call from the worker's loop
+    thread after Granian installed its worker signal handlers (RSGI `__rsgi_init__`, ASGI
+    lifespan startup)."""
+    parent = serve_parent()
+    if parent is None:
         return
     loop.add_signal_handler(SHUTDOWN_CANCEL_SIGNAL, cancel_requests, in_flight)
-    parent = os.getppid()
+    for sig in (signal.SIGTERM, SHUTDOWN_CANCEL_SIGNAL):
+        _redeliver_when_running(loop, sig)
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, int(SHUTDOWN_CANCEL_SIGNAL), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), SHUTDOWN_CANCEL_SIGNAL)
-    if _early_stop is not None:
-        # Raised again once the loop runs: uvloop reads signals only while it runs (one
-        # sent now would wait for the next signal), and Granian's handler now stops us.
+    # Raised once the loop runs: uvloop reads signals only while it runs (one sent now
+    # would wait for the next signal), and Granian's handler then stops the worker.
+    if os.getppid() != parent:  # orphaned before prctl took effect
+        loop.call_soon(os.kill, os.getpid(), signal.SIGTERM)
+    elif _early_stop is not None:
         loop.call_soon(os.kill, os.getpid(), _early_stop)
+
+
+def _redeliver_when_running(loop: asyncio.AbstractEventLoop, sig: int) -> None:
+    """Make a `sig` that arrives while `loop` is not running reach its loop handler.
+
+    uvloop (0.23) reads signals from its wakeup socket only while the loop runs; one that
+    arrives between two runs (in a Granian worker: before `__rsgi_init__` runs the startup,
+    and between the end of the startup and the start of serving) is only noted, and acted
+    on at the next signal, which may never come: such a worker ignored a Ctrl-C. Wrapped
+    here: the Python-level handler uvloop installed still runs, and when the loop is not
+    running the signal is sent again as soon as it is."""
+    installed = signal.getsignal(sig)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if callable(installed):
+            installed(signum, frame)
+        if not loop.is_running() and not loop.is_closed():
+            loop.call_soon_threadsafe(os.kill, os.getpid(), signum)
+
+    signal.signal(sig, handler)
 
 
 def cancel_requests(in_flight: InFlight) -> int:
@@ -124,6 +167,7 @@ def cancel_requests(in_flight: InFlight) -> int:
     Only request tasks are cancelled: Granian's own task in the loop must finish normally
     for `__rsgi_del__` / the lifespan shutdown (which stops the engine's tasks) to run."""
     in_flight.stopping = True
+    in_flight.before = set(asyncio.all_tasks())
     cancelled = 0
     for task in list(in_flight.tasks):
         if not task.done():
@@ -134,9 +178,13 @@ def cancel_requests(in_flight: InFlight) -> int:
     return cancelled
 
 
-async def bounded(stop: Awaitable[None], seconds: float = SHUTDOWN_BOUND_S) -> None:
-    """Await `stop` (the engine's shutdown) for at most `seconds`; past that, give up on it
-    (the process is about to exit, which closes its sockets) and say so on stdout."""
+async def shut_down(
+    stop: Awaitable[None], in_flight: InFlight, seconds: float = SHUTDOWN_BOUND_S
+) -> None:
+    """A worker's last step: `in_flight.settle()` (at most `SETTLE_BOUND_S`), then await
+    `stop` (the engine's shutdown) for at most `seconds`; past that, give up on it (the
+    process is about to exit, which closes its sockets) and say so on stdout."""
+    await in_flight.settle()
     try:
         await asyncio.wait_for(stop, seconds)
     except TimeoutError:

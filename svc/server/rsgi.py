@@ -23,7 +23,7 @@ from svc.server.app import (
     duplicated_credentials,
     request_id,
 )
-from svc.server.lifecycle import bounded, prepare_worker
+from svc.server.lifecycle import prepare_worker, shut_down
 
 
 class RsgiApp:
@@ -39,11 +39,11 @@ class RsgiApp:
         loop.run_until_complete(self.app.startup())
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Stop the engine when the worker stops, within `lifecycle.SHUTDOWN_BOUND_S`.
+        """Stop the engine when the worker stops (`lifecycle.shut_down`: bounded).
 
         Granian calls it once every connection of the worker is done, i.e. after the
         in-flight requests finished or were cancelled at the end of the grace period."""
-        loop.run_until_complete(bounded(self.app.shutdown()))
+        loop.run_until_complete(shut_down(self.app.shutdown(), self.app.in_flight))
 
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         """Answer one HTTP request (other protocols are not served).
