@@ -6,9 +6,13 @@ graceful-shutdown period is over, `svc serve` sends each worker still running
 `SHUTDOWN_CANCEL_SIGNAL` (SIGUSR1). The handler installed here cancels every request still
 being answered (`InFlight`; with them their Postgres statements: the database layer sends
 a cancel request for a cancelled query) and asks Granian to stop (SIGTERM to itself, a
-no-op when it already is stopping). The engine's own shutdown
-is then bounded by `SHUTDOWN_BOUND_S`. Granian's `workers_kill_timeout` (grace + a few
-seconds) SIGKILLs any worker still alive after that.
+no-op when it already is stopping). The worker then gives those cancellations up to
+`SETTLE_BOUND_S` to reach Postgres and the engine's shutdown up to `SHUTDOWN_BOUND_S`
+(`shut_down`). Granian's `workers_kill_timeout` (grace + `CANCEL_WINDOW_S`) SIGKILLs any
+worker still alive after that.
+
+Signals that arrive while uvloop is between two runs of the loop are sent again once it
+runs (`_redeliver_when_running`): uvloop would only act on them at a next signal.
 
 A worker also asks Linux to send it `SHUTDOWN_CANCEL_SIGNAL` when its parent dies
 (`prctl(PR_SET_PDEATHSIG)`), so a SIGKILLed `svc serve` leaves no worker behind holding the
