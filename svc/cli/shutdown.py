@@ -206,12 +206,12 @@ class ShutdownSignals:
     # -- after Granian ---------------------------------------------------------------
     def close(self) -> None:
         """Granian has returned: no more worker signals; SIGINT/SIGTERM are ignored from
-        now on (the embedded Postgres is being stopped, which must not be interrupted)."""
+        now on, until the process exits (the embedded Postgres is being stopped, which must
+        not be interrupted). `SIG_IGN`, not a Python no-op: the interpreter resets Python
+        handlers to the default when it finalizes, and a late second Ctrl-C then killed
+        the process (exit status -2) after a clean shutdown; an ignored signal stays
+        ignored. `pg_ctl stop` inherits it, harmlessly."""
         self._closed.set()
         self._cancel_now.set()
         for sig in _STOP_SIGNALS:
-            signal.signal(sig, _ignore)
-
-
-def _ignore(signum: int, frame: FrameType | None) -> None:
-    """A Python-level no-op (not SIG_IGN, which child processes would inherit)."""
+            signal.signal(sig, signal.SIG_IGN)

@@ -402,6 +402,15 @@ def _wait_dead(pids: Sequence[int], timeout: float) -> bool:
     return True
 
 
+def _empty_dir(path: Path) -> None:
+    """Delete everything inside ``path`` (not following symlinks); keep ``path``."""
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
 def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -744,30 +753,30 @@ class EmbeddedPostgres:
         self._log(f"postgres: initializing a new cluster in {self._requested_dir}")
         errors: list[str] = []
         for locale in ("C.UTF-8", "C"):
-            proc = self._run(
-                [
-                    "initdb",
-                    "-D",
-                    str(real),
-                    "-U",
-                    _SUPERUSER,
-                    "-A",
-                    "trust",
-                    "-E",
-                    "UTF8",
-                    f"--locale={locale}",
-                    "-N",
-                ],
-                timeout=_INITDB_TIMEOUT_S,
-            )
+            try:
+                proc = self._run(
+                    [
+                        "initdb",
+                        "-D",
+                        str(real),
+                        "-U",
+                        _SUPERUSER,
+                        "-A",
+                        "trust",
+                        "-E",
+                        "UTF8",
+                        f"--locale={locale}",
+                        "-N",
+                    ],
+                    timeout=_INITDB_TIMEOUT_S,
+                )
+            except BaseException:  # e.g. KeyboardInterrupt: initdb was killed half-way
+                _empty_dir(real)  # or the next start would take it for a cluster
+                raise
             if proc.returncode == 0:
                 return
             errors.append(f"[locale {locale}] {_tail(proc.stdout + proc.stderr, 15)}")
-            for child in real.iterdir():  # initdb normally cleans up; make sure
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    child.unlink(missing_ok=True)
+            _empty_dir(real)  # initdb normally cleans up; make sure
         raise RuntimeError(f"initdb failed in {real}:\n" + "\n".join(errors))
 
     def _check_pid_file(self) -> int | None:
