@@ -73,13 +73,14 @@ class InFlight:
     (a set insertion and removal per request). `stopping` turns true when they are
     cancelled: a request handler that sees `CancelledError` then answers `SHUTTING_DOWN`."""
 
-    __slots__ = ("before", "stopping", "tasks")
+    __slots__ = ("consequences", "stopping", "tasks")
 
     def __init__(self) -> None:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.stopping = False
-        # Every task of the loop when the requests were cancelled (None: they were not).
-        self.before: set[asyncio.Task[Any]] | None = None
+        # Tasks the cancelled requests started while unwinding (cancel requests to
+        # Postgres and the wait for their acknowledgement); known once all have ended.
+        self.consequences: set[asyncio.Task[Any]] = set()
 
     def __enter__(self) -> None:
         task = asyncio.current_task()
@@ -92,16 +93,13 @@ class InFlight:
             self.tasks.discard(task)
 
     async def settle(self, seconds: float = SETTLE_BOUND_S) -> None:
-        """After a cancellation, wait up to `seconds` for the tasks started since (the
-        cancel requests sent to Postgres for the cancelled statements, and the database
-        layer's wait for their acknowledgement): closing the connections first would drop
-        a cancel request not sent yet, and leave its statement running. No-op otherwise."""
-        if self.before is None:
-            return
-        current = asyncio.current_task()
-        since = {t for t in asyncio.all_tasks() if t not in self.before and t is not current}
-        if since:
-            await asyncio.wait(since, timeout=seconds)
+        """After a cancellation, wait up to `seconds` for the tasks the cancelled requests
+        started (the cancel requests sent to Postgres for their statements, and the
+        database layer's wait for the acknowledgement): closing the connections first
+        would drop a cancel request not sent yet, and leave its statement running."""
+        pending = {task for task in self.consequences if not task.done()}
+        if pending:
+            await asyncio.wait(pending, timeout=seconds)
 
 
 # A stop signal this process got while it was a booting worker: forked by Granian with
@@ -167,19 +165,27 @@ def _redeliver_when_running(loop: asyncio.AbstractEventLoop, sig: int) -> None:
 def cancel_requests(in_flight: InFlight) -> int:
     """Cancel every unfinished task of `in_flight`, then send this process SIGTERM so
     Granian stops serving (a no-op when it already is); returns how many were cancelled.
+    Once all of them have ended, the tasks they started meanwhile are recorded in
+    `in_flight.consequences` (for `InFlight.settle`).
 
     Only request tasks are cancelled: Granian's own task in the loop must finish normally
     for `__rsgi_del__` / the lifespan shutdown (which stops the engine's tasks) to run."""
     in_flight.stopping = True
-    in_flight.before = set(asyncio.all_tasks())
-    cancelled = 0
-    for task in list(in_flight.tasks):
-        if not task.done():
-            task.cancel("svc: graceful-shutdown period over")
-            cancelled += 1
-    print(f"svc: worker {os.getpid()}: cancelled {cancelled} request(s)", flush=True)
+    before = set(asyncio.all_tasks())
+    cancelled = [task for task in in_flight.tasks if not task.done()]
+    remaining = [len(cancelled)]
+
+    def ended(_: object) -> None:
+        remaining[0] -= 1
+        if remaining[0] == 0:
+            in_flight.consequences = set(asyncio.all_tasks()) - before
+
+    for task in cancelled:
+        task.cancel("svc: graceful-shutdown period over")
+        task.add_done_callback(ended)
+    print(f"svc: worker {os.getpid()}: cancelled {len(cancelled)} request(s)", flush=True)
     os.kill(os.getpid(), signal.SIGTERM)
-    return cancelled
+    return len(cancelled)
 
 
 async def shut_down(
