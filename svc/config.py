@@ -85,6 +85,9 @@ class Config:
     # Time limit of a GraphQL statement, seconds (`--statement-timeout`; 0: none), unless
     # the role's `time_limit` says otherwise; Postgres stops the statement (issue 11).
     statement_timeout: float = 60.0
+    # Bytes of plans and repeated-request answers each worker keeps (`--plan-cache-bytes`),
+    # least recently used evicted first (`svc.api.state.PlanCache`).
+    plan_cache_bytes: int = 64 * 1024 * 1024
     # API limits when metadata sets none (`svc.api.limits`; 0 disables): the deepest
     # nesting of fields with selections and the most such fields in one operation. The
     # conformance corpus reaches depth 12 (the introspection query) and 59 nodes.
@@ -123,6 +126,7 @@ class Config:
             "admin_secrets": _admin_secrets(e),
             "graceful_shutdown_timeout": _seconds(e, "SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT", 30.0),
             "statement_timeout": float(e.get("SVC_GRAPHQL_STATEMENT_TIMEOUT") or 60.0),
+            "plan_cache_bytes": int(e.get("SVC_GRAPHQL_PLAN_CACHE_BYTES") or 64 * 1024 * 1024),
             "default_depth_limit": int(e.get("SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT") or 20),
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),

@@ -22,7 +22,7 @@ from svc.api.limits import Defaults
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
-from svc.api.state import State
+from svc.api.state import State, configure_plan_cache
 from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
@@ -69,6 +69,7 @@ class Engine:
         shared counter when `config.shared_version_file` names one, and the listener).
         Raises `SvcError` `postgres-error` when Postgres is unreachable, OSError or
         ValueError when the counter file cannot be mapped."""
+        configure_plan_cache(config.plan_cache_bytes)
         db = await Database.connect(
             config.database_url,
             max_size=config.pool_size,

@@ -49,7 +49,7 @@ from svc.api.limits import (
     role_limits,
 )
 from svc.api.mutation import execute_mutation, plan_mutation
-from svc.api.state import State
+from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
 from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
@@ -134,7 +134,15 @@ class Seen:
         by_session = any(isinstance(p.source, SessionRef | SessionJson) for p in params)
         args = None if by_session else resolve(params, variables, {})
         keys = tuple(_key(alias) for alias in compiled.aliases)
-        return cls(compiled.statement.sql, params, variables, args, keys, limits)
+        kept = variables if by_session else {}  # only to resolve session parameters with
+        return cls(compiled.statement.sql, params, kept, args, keys, limits)
+
+    def footprint(self, body: bytes) -> int:
+        """Estimated bytes of this entry under the request bytes `body` (`PlanCache`): the
+        key, the arguments' texts, and the variables when kept (up to 24 bytes of Python
+        objects per byte of JSON, as `[[],[],…]` takes)."""
+        kept = 24 * len(body) if self.args is None else 0
+        return ENTRY_BYTES + len(body) + text_bytes(self.args) + kept
 
 
 def decode_json(body: bytes) -> Any:
@@ -347,7 +355,10 @@ class GraphQLService:
             compiled = Compiled(plan, statement, aliases)
             prepared.structural = prepared.structural | structural
             prepared.leaf_vars = prepared.leaf_vars | leaf_vars
-            prepared.compiled[_shape_key(prepared, variables)] = compiled
+            shape = _shape_key(prepared, variables)
+            prepared.compiled[shape] = compiled
+            key = (role, req.query, req.operationName)
+            state.plans.grow(key, plan_bytes(statement.sql, shape))
         return prepared, compiled, variables
 
     async def execute(
@@ -435,7 +446,8 @@ class GraphQLService:
             texts = await self.db.query_json(sql, args, columns, limits.timeout)
             values = dict(zip(compiled.aliases, texts, strict=True))
         if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
-            state.remember((_SEEN, role, body), Seen.of(compiled, variables, limits))
+            seen = Seen.of(compiled, variables, limits)
+            state.remember((_SEEN, role, body), seen, seen.footprint(body))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
 
     @staticmethod
@@ -446,7 +458,7 @@ class GraphQLService:
             prepared = await asyncio.to_thread(prepare, schema, req.query, req.operationName)
         else:
             prepared = prepare(schema, req.query, req.operationName)
-        state.remember(key, prepared)
+        state.remember(key, prepared, ENTRY_BYTES + document_bytes(req.query))
         return prepared
 
     def _prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
@@ -454,7 +466,7 @@ class GraphQLService:
         prepared: Prepared | None = state.plans.get(key)
         if prepared is None:
             prepared = prepare(state.schema(role), req.query, req.operationName)
-            state.remember(key, prepared)
+            state.remember(key, prepared, ENTRY_BYTES + document_bytes(req.query))
         return prepared
 
     async def _mutate(
