@@ -70,11 +70,7 @@ class Engine:
         Raises `SvcError` `postgres-error` when Postgres is unreachable, OSError or
         ValueError when the counter file cannot be mapped."""
         configure_plan_cache(config.plan_cache_bytes)
-        db = await Database.connect(
-            config.database_url,
-            max_size=config.pool_size,
-            statement_timeout=config.statement_timeout,
-        )
+        db = await _connect_waiting(config)
         shared = None
         try:
             await db.init_catalog()
@@ -273,3 +269,29 @@ class Engine:
         if compiled.plan.kind == "subscription":
             return out[0] if out else {"sql": "", "plan": []}
         return out
+
+
+STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
+
+
+async def _connect_waiting(config: Config) -> Database:
+    """`Database.connect`, retried with backoff (0.1 s doubling to 2 s) for up to
+    `STARTUP_WAIT_S` seconds while Postgres is unreachable: a worker that starts while
+    Postgres restarts must not take the whole server down (`svc serve` has already checked
+    the URL once, so a wrong URL fails at once there). Raises the last `SvcError`
+    `postgres-error` after that."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STARTUP_WAIT_S
+    delay = 0.1
+    while True:
+        try:
+            return await Database.connect(
+                config.database_url,
+                max_size=config.pool_size,
+                statement_timeout=config.statement_timeout,
+            )
+        except SvcError:
+            if loop.time() + delay > deadline:
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)

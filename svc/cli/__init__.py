@@ -225,6 +225,27 @@ def _fixed_mmap_threshold() -> None:
         ctypes.CDLL("libc.so.6").mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
 
 
+def _database_problem(url: str) -> str | None:
+    """Why Postgres at `url` cannot be reached (None when it can): checked once before
+    the workers start, so a wrong URL fails at once with one line, not after each worker
+    waited for it (`svc.api.engine.STARTUP_WAIT_S`)."""
+    import asyncio
+
+    from svc.errors import SvcError
+    from svc.execute.db import Database
+
+    async def probe() -> None:
+        db = await Database.connect(url, min_size=1, max_size=1)
+        await db.close()
+
+    try:
+        asyncio.run(probe())
+    except SvcError as exc:
+        internal = exc.internal if isinstance(exc.internal, dict) else {}
+        return str(internal.get("message") or exc.message)
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run Granian with the ASGI app; start and stop an embedded Postgres if needed. The
     workers share a metadata version counter file (`svc.api.shared_version`, read-your-
@@ -274,6 +295,10 @@ def serve(args: argparse.Namespace) -> int:
             print(f"svc: embedded Postgres at {embedded.url}", flush=True)
         if signals.early:  # SIGINT/SIGTERM while the embedded Postgres started
             return 0
+        problem = _database_problem(os.environ.get("SVC_GRAPHQL_DATABASE_URL", ""))
+        if problem:
+            print(f"svc: cannot connect to Postgres: {problem}", file=sys.stderr, flush=True)
+            return 1
         version_file = shared_version.create()
         os.environ[shared_version.ENV_VAR] = str(version_file)
         # Rate-limit counters every worker maps (svc.api.limits), removed on exit.

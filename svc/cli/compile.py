@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         catalog = asyncio.run(introspect(args.database_url))
     except SvcError as exc:
-        print(f"svc compile: {exc.message}", file=sys.stderr)
+        detail = (exc.internal or {}).get("message") if isinstance(exc.internal, dict) else None
+        print(f"svc compile: {exc.message}" + (f" ({detail})" if detail else ""), file=sys.stderr)
         return 2
     infer = Config.from_env().infer_function_permissions
     result = compile_metadata(md, catalog, infer_function_permissions=infer)

@@ -293,7 +293,9 @@ class Database:
                 timeout=CONNECT_TIMEOUT,
             )
         except Exception as exc:
-            if is_connection_error(exc):
+            # at connect time every Postgres error (no such database, bad password) means
+            # the connection could not be made
+            if is_connection_error(exc) or isinstance(exc, asyncpg.PostgresError):
                 raise connection_error(exc) from exc
             raise
         assert pool is not None

@@ -24,6 +24,7 @@ import msgspec
 from svc.api.engine import Engine
 from svc.api.graphql import decode_json, decode_request, prepare
 from svc.api.rest import RestRequest
+from svc.api.state import State
 from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.health import HealthProbe, is_unreachable
@@ -409,7 +410,7 @@ class App:
             request.error = {"code": "postgres-error", "message": "database unreachable"}
             return 500, b"ERROR", TEXT_HEADERS
         engine = self.engine
-        if engine is not None and engine.state.ir.inconsistencies:
+        if engine is not None and (await engine.current_state()).ir.inconsistencies:
             query = parse_qsl(request.query_string.decode("latin-1"))
             if any(k == "strict" and v.lower() == "true" for k, v in query):
                 return 500, f"ERROR: {INCONSISTENT}".encode(), TEXT_HEADERS
@@ -421,7 +422,8 @@ class App:
         validated, in a worker thread (graphql-core's parser is pure Python: a 20 MB
         comment takes seconds), then answered on the loop from the warmed caches."""
         role = session.role
-        raw, failed = await asyncio.to_thread(_prepare_off_loop, engine, body, role)
+        state = await engine.current_state()  # the thread must not prime a stale schema
+        raw, failed = await asyncio.to_thread(_prepare_off_loop, engine, state, body, role)
         if failed is not None:
             return _encode({"errors": [failed.to_graphql_error(admin=role == "admin")]})
         return await engine.graphql(raw, role, session.variables)
@@ -465,7 +467,9 @@ class App:
         }
 
 
-def _prepare_off_loop(engine: Engine, body: bytes, role: str) -> tuple[Any, SvcError | None]:
+def _prepare_off_loop(
+    engine: Engine, state: State, body: bytes, role: str
+) -> tuple[Any, SvcError | None]:
     """In a worker thread: the body's JSON, and the parsed, validated and planned query
     left in the engine's caches so the loop only executes it. Returns (decoded body, the
     error to answer with when the document itself is invalid: the error the engine would
@@ -474,7 +478,6 @@ def _prepare_off_loop(engine: Engine, body: bytes, role: str) -> tuple[Any, SvcE
     raw = decode_json(body)
     if engine.config.enable_allowlist and role != "admin":
         return raw, None
-    state = engine.state
     for item in raw if isinstance(raw, list) else [raw]:
         try:
             engine.graphql_service.compile(state, role, decode_request(item))
