@@ -13,6 +13,7 @@ the metadata API has answered on one worker, every worker answers with the new v
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import msgspec
@@ -32,6 +33,7 @@ from svc.metadata.model import decode_metadata, encode_metadata
 from svc.sql.render import render_root
 
 _encode = msgspec.json.encode
+STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
 
 
 class Engine:
@@ -67,10 +69,32 @@ class Engine:
     async def start(cls, config: Config) -> Engine:
         """Connect, create `hdb_catalog` if needed, load metadata, start syncing (the
         shared counter when `config.shared_version_file` names one, and the listener).
-        Raises `SvcError` `postgres-error` when Postgres is unreachable, OSError or
-        ValueError when the counter file cannot be mapped."""
+        While Postgres is unreachable (or goes away half-way) the whole start is retried
+        with backoff (0.1 s doubling to 2 s) for up to `STARTUP_WAIT_S` seconds: a worker
+        starting while Postgres restarts must not take the server down (`svc serve`
+        checked the URL once already, so a wrong URL fails at once there). Raises the last
+        `SvcError` `postgres-error` after that, OSError or ValueError when the counter
+        file cannot be mapped."""
         configure_plan_cache(config.plan_cache_bytes)
-        db = await _connect_waiting(config)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STARTUP_WAIT_S
+        delay = 0.1
+        while True:
+            try:
+                return await cls._start_once(config)
+            except SvcError as exc:
+                if exc.code != "postgres-error" or loop.time() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    @classmethod
+    async def _start_once(cls, config: Config) -> Engine:
+        db = await Database.connect(
+            config.database_url,
+            max_size=config.pool_size,
+            statement_timeout=config.statement_timeout,
+        )
         shared = None
         try:
             await db.init_catalog()
@@ -81,7 +105,8 @@ class Engine:
         except BaseException:
             if shared is not None:
                 shared.close()
-            await db.close()
+            with contextlib.suppress(Exception):  # Postgres may be gone: keep the first error
+                await db.close()
             raise
         engine._listener = VersionListener(
             db.url, engine.on_version, poll_seconds=config.metadata_poll_seconds
@@ -270,28 +295,3 @@ class Engine:
             return out[0] if out else {"sql": "", "plan": []}
         return out
 
-
-STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
-
-
-async def _connect_waiting(config: Config) -> Database:
-    """`Database.connect`, retried with backoff (0.1 s doubling to 2 s) for up to
-    `STARTUP_WAIT_S` seconds while Postgres is unreachable: a worker that starts while
-    Postgres restarts must not take the whole server down (`svc serve` has already checked
-    the URL once, so a wrong URL fails at once there). Raises the last `SvcError`
-    `postgres-error` after that."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + STARTUP_WAIT_S
-    delay = 0.1
-    while True:
-        try:
-            return await Database.connect(
-                config.database_url,
-                max_size=config.pool_size,
-                statement_timeout=config.statement_timeout,
-            )
-        except SvcError:
-            if loop.time() + delay > deadline:
-                raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
