@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -25,6 +23,7 @@ from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.execute.embedded import EmbeddedPostgres
 from svc.execute.errors import STATEMENT_TIMEOUT
+from tests.probe import AdminProbe
 from tests.support import ServerProcess, create_database, free_port
 
 SECRET = "limits-secret"
@@ -94,26 +93,6 @@ def server(pg_url: str) -> Iterator[tuple[ServerProcess, str]]:
         s.stop()
 
 
-# The admin probe runs in a process of its own: in the test's process it would wait for
-# the GIL behind the 50 threads sending bodies, and measure that instead of the server.
-PROBE = """
-import json, sys, threading, time
-import httpx
-stop = threading.Event()
-threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-out = []
-admin = {"x-svc-admin-secret": sys.argv[2]}
-with httpx.Client(base_url=sys.argv[1], timeout=10, headers=admin) as c:
-    while not stop.is_set():
-        t = time.monotonic()
-        r = c.post("/v1/graphql", json={"query": "{ __typename }"})
-        out.append((time.monotonic() - t) * 1000)
-        assert r.json() == {"data": {"__typename": "query_root"}}, r.text
-        time.sleep(0.05)
-print(json.dumps(out))
-"""
-
-
 def test_slow_regexes_stop_at_their_time_limit(server: tuple[ServerProcess, str]) -> None:
     s, url = server
     answers: list[tuple[float, Any]] = []
@@ -126,23 +105,14 @@ def test_slow_regexes_stop_at_their_time_limit(server: tuple[ServerProcess, str]
             r = client.post("/v1/graphql", content=payload, headers=headers)
             answers.append((time.monotonic() - started, r.json()))
 
-    probe = subprocess.Popen(
-        [sys.executable, "-c", PROBE, s.url, SECRET],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with AdminProbe(s.url, SECRET) as probe:
         time.sleep(0.3)
         threads = [threading.Thread(target=slow, args=(i,)) for i in range(50)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    finally:
-        out, _ = probe.communicate("", timeout=30)
-    assert probe.returncode == 0
-    admin_ms: list[float] = json.loads(out)
+    admin_ms = probe.result.ms
     assert len(answers) == 50
     for elapsed, body in answers:
         error = body["errors"][0]
