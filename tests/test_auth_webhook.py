@@ -24,15 +24,8 @@ from typing import Any
 import pytest
 
 from svc.errors import SvcError
-from svc.server.webhook_auth import (
-    INVALID_RESPONSE,
-    REQUEST_FAILED,
-    ROLE_NOT_FOUND,
-    UNAUTHORIZED,
-    AuthWebhook,
-    parse_expires,
-    parse_max_age,
-)
+from svc.server.session import ROLE_NOT_FOUND, parse_expires, parse_max_age
+from svc.server.webhook_auth import INVALID_RESPONSE, REQUEST_FAILED, UNAUTHORIZED, AuthWebhook
 from tests.support import ServerProcess, create_database, free_port
 
 SECRET = "s3cret"

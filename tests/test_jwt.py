@@ -32,11 +32,9 @@ from svc.errors import SvcError
 from svc.server.jwt_auth import (
     MISSING_HEADER,
     JwtVerifier,
-    cache_seconds,
     parse_cookies,
-    pg_array_literal,
 )
-from svc.server.session import Session
+from svc.server.session import Session, cache_lifetime, pg_array_literal
 from tests.support import ServerProcess, create_database
 
 NS = "https://svc.io/jwt/claims"
@@ -597,16 +595,15 @@ async def test_jwks_unreachable_rejects_tokens(jwks: JwksServer) -> None:
     )
 
 
-def test_cache_seconds() -> None:
-    assert cache_seconds({"cache-control": "public, max-age=120"}) == 120
-    assert cache_seconds({"cache-control": "s-maxage=30"}) == 30
-    assert cache_seconds({"cache-control": "no-store"}) == 0
+def test_cache_lifetime() -> None:
+    now = time.time()
+    assert cache_lifetime("public, max-age=120", None, now) == 120
+    assert cache_lifetime("s-maxage=30", None, now) == 30
+    assert cache_lifetime("no-store", None, now) == 0
     at = datetime(2030, 1, 1, tzinfo=UTC)
-    assert (
-        cache_seconds({"expires": format_datetime(at, usegmt=True)}, now=at.timestamp() - 60) == 60
-    )
-    assert cache_seconds({"expires": "not a date"}) is None
-    assert cache_seconds({}) is None
+    assert cache_lifetime(None, format_datetime(at, usegmt=True), at.timestamp() - 60) == 60
+    assert cache_lifetime(None, "not a date", now) is None
+    assert cache_lifetime(None, None, now) is None
 
 
 def test_helpers() -> None:

@@ -21,18 +21,10 @@ import hmac
 from svc.config import Config
 from svc.errors import SvcError
 from svc.server.jwt_auth import JwtVerifier
-from svc.server.session import Session
+from svc.server.session import Session, header_session
 from svc.server.webhook_auth import AuthWebhook
 
 __all__ = ["Authenticator", "Session"]
-
-
-def _header_session(headers: dict[str, str], default_role: str) -> Session:
-    variables = {k: v for k, v in headers.items() if k.startswith("x-svc-")}
-    variables.pop("x-svc-admin-secret", None)
-    role = variables.get("x-svc-role", default_role)
-    variables["x-svc-role"] = role
-    return Session(role, variables)
 
 
 class Authenticator:
@@ -54,12 +46,12 @@ class Authenticator:
         errors from those modes.
         """
         if not self.secrets:
-            return _header_session(headers, "admin")
+            return header_session(headers, "admin")
         given = headers.get("x-svc-admin-secret")
         if given is not None:
             if not self._secret_ok(given.encode()):
                 raise SvcError("access-denied", "invalid x-svc-admin-secret", status=401)
-            return _header_session(headers, "admin")
+            return header_session(headers, "admin")
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
                 return await self.jwt.session(headers)

@@ -61,9 +61,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -74,13 +72,14 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from svc.errors import SvcError
 from svc.plan.json_path import parse_json_path
-from svc.server.session import Session
+from svc.server.session import Session, cache_lifetime, claims_session
 
 DEFAULT_CLAIMS_NAMESPACE = "https://svc.io/jwt/claims"
 ALLOWED_ROLES_CLAIM = "x-svc-allowed-roles"
 DEFAULT_ROLE_CLAIM = "x-svc-default-role"
 ROLE_HEADER = "x-svc-role"
 SESSION_PREFIX = "x-svc-"
+_ROLE_CLAIMS = frozenset({ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM})
 MISSING_HEADER = "Missing 'Authorization' or 'Cookie' header in JWT authentication mode"
 
 # Minimum HMAC secret length per algorithm (Hasura's `parseHmacKey`: size / 8 characters).
@@ -164,71 +163,6 @@ def _lookup(value: Any, keys: tuple[str, ...]) -> tuple[bool, Any]:
         else:
             return False, None
     return True, value
-
-
-def _array_element(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, list):
-        return pg_array_literal(value)
-    text = session_value(value)
-    special = any(c in '{}",\\' or c.isspace() for c in text)
-    if text and text.upper() != "NULL" and not special:
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def pg_array_literal(values: list[Any]) -> str:
-    """A Postgres array literal for a JSON list: `["a", "b c"]` → `{a,"b c"}`.
-
-    Elements are quoted only when Postgres needs it (empty, `NULL`, whitespace or any of
-    `{}",\\`); JSON null is `NULL`; nested lists nest (session.py's list form).
-    """
-    return "{" + ",".join(_array_element(v) for v in values) + "}"
-
-
-def session_value(value: Any) -> str:
-    """The text of one session variable from a JSON claim value.
-
-    Strings as they are, lists as Postgres array literals, numbers, booleans, null and
-    objects as their JSON text (Hasura passes claim values to Postgres as text).
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return pg_array_literal(value)
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def cache_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds a JWK set answer may be cached, from its HTTP `headers`.
-
-    `Cache-Control: max-age=N` or `s-maxage=N` first (`no-cache`/`no-store` → 0), else
-    `Expires` (an HTTP date; relative to `now`, wall-clock seconds); None when neither
-    gives a usable value (Hasura's `timeFromCacheControl <|> timeFromExpires`).
-    """
-    control = headers.get("cache-control")
-    if control:
-        directives = [d.strip().lower() for d in control.split(",")]
-        for d in directives:
-            name, _, arg = d.partition("=")
-            if name.strip() in ("max-age", "s-maxage"):
-                try:
-                    return max(0.0, float(int(arg.strip().strip('"'))))
-                except ValueError:
-                    continue
-        if "no-cache" in directives or "no-store" in directives:
-            return 0.0
-    expires = headers.get("expires")
-    if expires:
-        try:
-            when = parsedate_to_datetime(expires)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
-    return None
 
 
 def parse_cookies(header: str) -> dict[str, str]:
@@ -582,13 +516,7 @@ class JwtVerifier:
         role = headers.get(ROLE_HEADER) or default
         if role not in allowed:
             raise SvcError("access-denied", "Your requested role is not in allowed roles")
-        variables = {
-            name: session_value(value)
-            for name, value in claims.items()
-            if name not in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM)
-        }
-        variables[ROLE_HEADER] = role
-        return Session(role, variables)
+        return claims_session(claims, role, _ROLE_CLAIMS)
 
     async def verify(self, token: str) -> dict[str, Any]:
         """The verified payload of `token`; raises 400 `invalid-jwt` (see module doc)."""
@@ -729,7 +657,10 @@ class JwtVerifier:
                 self._jwks_expires = time.monotonic() + _JWKS_RETRY_SECONDS
             else:
                 self._jwks = keys
-                ttl = cache_seconds(response.headers)
+                headers = response.headers
+                ttl = cache_lifetime(
+                    headers.get("cache-control"), headers.get("expires"), time.time()
+                )
                 self._jwks_expires = (
                     None if ttl is None else time.monotonic() + max(ttl, _JWKS_MIN_CACHE_SECONDS)
                 )

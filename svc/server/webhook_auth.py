@@ -30,20 +30,17 @@
 
 from __future__ import annotations
 
-import calendar
 import hashlib
-import re
 import sys
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import msgspec
 
 from svc.errors import SvcError
-from svc.server.session import Session
+from svc.server.session import Session, cache_lifetime, hook_session
 from svc.version import VERSION
 
 # Hasura's `commonClientHeadersIgnored` (spec 5, GET mode), lower-case.
@@ -80,20 +77,9 @@ HOP_BY_HOP_HEADERS = frozenset(
     }
 )
 _NOT_FORWARDED = IGNORED_CLIENT_HEADERS | HOP_BY_HOP_HEADERS
-# Session variables that never come from a hook (Hasura's `modifySessionVariables`).
-_DROPPED_VARIABLES = frozenset({"x-svc-admin-secret", "x-svc-access-key"})
-
 UNAUTHORIZED = "Authentication hook unauthorized this request"
 INVALID_RESPONSE = "Invalid response from authorization hook"
 REQUEST_FAILED = "webhook authentication request failed"
-ROLE_NOT_FOUND = "x-svc-role not found in session variables"
-
-_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
-_EXPIRES = re.compile(
-    r"\s*(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) ([A-Z][a-z]{2}) (\d{4}) "
-    r"(\d{2}):(\d{2}):(\d{2}) GMT\s*"
-)
-_DIRECTIVE = re.compile(r'\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
 
 
 def forwarded_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -110,97 +96,6 @@ def cache_key(credentials: Mapping[str, str]) -> str:
     """SHA-256 hex digest of the sorted `(name, value)` pairs (names lower-cased)."""
     pairs = sorted((k.lower(), v) for k, v in credentials.items())
     return hashlib.sha256(msgspec.json.encode(pairs)).hexdigest()
-
-
-def parse_max_age(value: str) -> float | None:
-    """Seconds of freshness a `Cache-Control` value grants: `max-age=<s>` or `s-maxage=<s>`.
-
-    Returns None when there is none or it does not parse (the caller then looks at
-    `Expires`, as Hasura's `timeFromCacheControl <|> timeFromExpires` does), 0.0 when
-    `no-store` or `no-cache` forbid reuse. Directive names are case-insensitive (RFC 9111).
-    """
-    age: float | None = None
-    for part in value.split(","):
-        match = _DIRECTIVE.fullmatch(part)
-        if match is None:
-            continue
-        name, arg = match.group(1).lower(), (match.group(2) or "").strip('"')
-        if name in ("no-store", "no-cache"):
-            return 0.0
-        if name in ("max-age", "s-maxage") and age is None and arg.isascii() and arg.isdigit():
-            age = float(arg)
-    return age
-
-
-def parse_expires(value: str) -> float | None:
-    """The POSIX time (seconds) of an `Expires` value in `%a, %d %b %Y %T GMT`, else None.
-
-    Parsed without the locale (`Thu, 01 Jan 2037 00:00:00 GMT`), as Hasura's
-    `parseExpirationTime` does with `defaultTimeLocale`.
-    """
-    match = _EXPIRES.fullmatch(value)
-    if match is None or match.group(2) not in _MONTHS:
-        return None
-    day, month, year, hour, minute, second = match.groups()
-    try:
-        at = datetime(
-            int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
-        )
-    except ValueError:
-        return None
-    return at.timestamp()
-
-
-def _lifetime(cache_control: str | None, expires: str | None, now: float) -> float | None:
-    """Seconds from `now` (POSIX) the answer stays valid, None when nothing says so."""
-    if cache_control is not None:
-        age = parse_max_age(cache_control)
-        if age is not None:
-            return age
-    if expires is not None:
-        at = parse_expires(expires)
-        if at is not None:
-            return at - now
-    return None
-
-
-def _pg_array_item(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, list):  # a nested array stays unquoted: `{{1,2},{3,4}}`
-        return _variable_text(value)
-    text = value if isinstance(value, str) else _variable_text(value)
-    if text == "" or text.upper() == "NULL" or any(c in text for c in '{},"\\ \t\n\r'):
-        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        return f'"{escaped}"'
-    return text
-
-
-def _variable_text(value: Any) -> str:
-    """A session variable's string form: strings as they are, lists as Postgres array
-    literals (`{a,b}`, the form JWT list claims take), anything else as JSON text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "{" + ",".join(_pg_array_item(v) for v in value) + "}"
-    return msgspec.json.encode(value).decode()
-
-
-def session_variables(body: Mapping[str, Any]) -> dict[str, str]:
-    """The `x-svc-*` session variables of a hook's 200 body (keys lower-cased).
-
-    Other keys (`Cache-Control`, `Expires`, anything without the prefix) are not session
-    variables and are dropped, as are `x-svc-admin-secret`/`x-svc-access-key` and null
-    values. Non-string values become strings (`_variable_text`); Hasura requires strings
-    (spec 5: "all values are strings"), svc accepts the obvious conversions.
-    """
-    out: dict[str, str] = {}
-    for key, value in body.items():
-        name = key.lower()
-        if not name.startswith("x-svc-") or name in _DROPPED_VARIABLES or value is None:
-            continue
-        out[name] = _variable_text(value)
-    return out
 
 
 def _body_key(body: Mapping[str, Any], name: str) -> str | None:
@@ -311,15 +206,12 @@ class AuthWebhook:
         if not isinstance(body, dict):
             self._log(status, "not a JSON object")
             raise SvcError("unexpected", f"{INVALID_RESPONSE}: expected a JSON object", status=500)
-        variables = session_variables(body)
-        role = variables.get("x-svc-role", "")
-        if not role.strip():
-            raise SvcError("invalid-params", ROLE_NOT_FOUND, status=400)
+        session = hook_session(body)
         body_cc, body_exp = _body_key(body, "cache-control"), _body_key(body, "expires")
         if body_cc is None and body_exp is None:  # the body wins; else the HTTP headers
             body_cc = response.headers.get("cache-control")
             body_exp = response.headers.get("expires")
-        return Session(role, variables), _lifetime(body_cc, body_exp, time.time())
+        return session, cache_lifetime(body_cc, body_exp, time.time())
 
     def _store(self, key: str, deadline: float, session: Session) -> None:
         cache = self._cache
