@@ -23,7 +23,7 @@ from graphql import OperationDefinitionNode, parse
 from svc.api.engine import Engine
 from svc.api.graphql import decode_request
 from svc.config import Config
-from svc.execute.embedded import EmbeddedPostgres
+from svc.embedded import EmbeddedPostgres
 from svc.execute.params import resolve
 
 ROOT = Path(__file__).resolve().parent.parent

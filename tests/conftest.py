@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from svc.execute.embedded import EmbeddedPostgres
+from svc.embedded import EmbeddedPostgres
 from tests.support import ServerProcess, create_database
 
 

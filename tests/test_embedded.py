@@ -1,4 +1,4 @@
-"""Real-Postgres tests for svc.execute.embedded (no mocks)."""
+"""Real-Postgres tests for svc.embedded (no mocks)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from svc.execute.embedded import EmbeddedPostgres, default_data_dir, find_postgres_bindir
+from svc.embedded import EmbeddedPostgres, default_data_dir, find_postgres_bindir
 
 
 async def _fetch(url: str, *sql: str) -> list[object]:

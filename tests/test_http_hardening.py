@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from svc.config import Config
-from svc.execute.embedded import EmbeddedPostgres
+from svc.embedded import EmbeddedPostgres
 from svc.server.app import App, Request
 from tests.support import ServerProcess, create_database, free_port, server_with
 

@@ -30,7 +30,7 @@ import pytest
 
 from svc.api import shared_version
 from svc.api.shared_version import SharedVersion
-from svc.execute.embedded import EmbeddedPostgres
+from svc.embedded import EmbeddedPostgres
 from svc.execute.listener import VersionListener
 from tests.support import ServerProcess, create_database, free_port, with_database
 

@@ -33,7 +33,7 @@ import asyncpg
 import httpx
 import pytest
 
-from svc.execute.embedded import EmbeddedPostgres
+from svc.embedded import EmbeddedPostgres
 from tests.support import ROOT, ServerProcess, create_database, free_port
 
 #: Seconds a stop may take before the cycle counts as a hang.

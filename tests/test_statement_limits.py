@@ -19,9 +19,9 @@ import asyncpg
 import httpx
 import pytest
 
+from svc.embedded import EmbeddedPostgres
 from svc.errors import SvcError
 from svc.execute.db import Database
-from svc.execute.embedded import EmbeddedPostgres
 from svc.execute.errors import STATEMENT_TIMEOUT
 from tests.probe import AdminProbe
 from tests.support import ServerProcess, create_database, free_port

@@ -1,6 +1,6 @@
 """The `svc` command: `serve`, `version`, `metadata export|apply|diff`, `compile`.
 
-`svc serve` without a database URL starts a private Postgres (`svc.execute.embedded`) whose
+`svc serve` without a database URL starts a private Postgres (`svc.embedded`) whose
 data lives in `./.svc/pgdata`, reused on the next start and stopped on exit. The options of
 every command are declared here; `svc metadata …` runs `svc.cli.metadata`, `svc compile`
 runs `svc.cli.compile`, imported only then, so `svc serve` and `svc version` load no more
@@ -268,7 +268,7 @@ def serve(args: argparse.Namespace) -> int:
         kill_timeout,
     )
     from svc.config import Config
-    from svc.execute.embedded import EmbeddedPostgres, default_data_dir
+    from svc.embedded import EmbeddedPostgres, default_data_dir
 
     _export_options(args)
     _fixed_mmap_threshold()

@@ -22,8 +22,8 @@ import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from svc.embedded import find_postgres_bindir
 from svc.errors import SvcError
-from svc.execute.embedded import find_postgres_bindir
 
 # Long option → (short letter or "", takes an argument): pg_dump 15's options (`pg_dump
 # --help`), less the refused ones listed in the module docstring.

@@ -21,9 +21,9 @@ from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
 from svc.errors import SvcError
 from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
+from svc.json_path import parse_json_path
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import build_call
-from svc.plan.json_path import parse_json_path
 from svc.plan.nodes import (
     TRUE,
     AggAggregate,

@@ -71,7 +71,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from svc.errors import SvcError
-from svc.plan.json_path import parse_json_path
+from svc.json_path import parse_json_path
 from svc.server.session import Session, cache_lifetime, claims_session
 
 DEFAULT_CLAIMS_NAMESPACE = "https://svc.io/jwt/claims"

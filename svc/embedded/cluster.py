@@ -1,44 +1,15 @@
-"""A private, throwaway Postgres cluster managed from Python.
-
-``svc serve`` without a database URL, and the test suite, start a Postgres server
-of their own with :class:`EmbeddedPostgres`.  The server binaries (``initdb``,
-``pg_ctl``, ``postgres``) come from the machine (see :func:`find_postgres_bindir`);
-nothing here downloads anything.  Only the standard library is used.
-
-Running as root
----------------
-Postgres refuses to run as root.  When ``os.geteuid() == 0`` every Postgres binary
-is run as an unprivileged account instead: the ``postgres`` system user when it
-exists, otherwise a system user ``svcpg`` that is created on first use
-(``useradd --system --no-create-home``).  The switch is done with
-``setpriv --reuid --regid --init-groups`` or, failing that, ``runuser -u``.
-
-The data directory (and a private socket directory) are ``chown -R``-ed to that
-account.  The account must also be able to *traverse* every parent of the data
-directory.  If it cannot (typically the requested directory lives under ``/root``,
-which is mode 0700, or under pytest's ``/tmp/pytest-of-root``, also 0700), the
-cluster is placed in ``/var/tmp/svc-pg-<hash>`` instead (``<hash>`` = first 16 hex
-digits of the SHA-256 of the requested absolute path; ``/var/tmp`` is chosen over
-``/tmp`` because it normally survives reboots) and the requested path becomes a
-symlink to it, so the data is still found through the requested path on later
-starts.  Permissions of the user's own directories are never changed.
-Use :meth:`EmbeddedPostgres.destroy` to delete a throwaway cluster including a
-relocated directory.
-"""
+"""The embedded cluster: a private Postgres server started, adopted and stopped from Python
+(see `svc.embedded` for how root and data directories are handled)."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
 import hashlib
-import importlib
 import os
-import pwd
-import re
 import shlex
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import tempfile
@@ -48,11 +19,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-__all__ = ["EmbeddedPostgres", "default_data_dir", "find_postgres_bindir"]
+from svc.embedded.account import SUPERUSER, Account, chown_tree, current_account
+from svc.embedded.binaries import find_postgres_bindir, server_major
+from svc.embedded.processes import (
+    children,
+    empty_dir,
+    free_port,
+    pid_alive,
+    pid_is_postgres,
+    tail,
+    wait_dead,
+    wait_tcp,
+)
 
-_SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
-_SUPERUSER = "postgres"
-_FALLBACK_ACCOUNT = "svcpg"
 _START_TIMEOUT_S = 60
 #: Bounds of :meth:`EmbeddedPostgres.stop`, in seconds: ``pg_ctl stop -m fast`` (rolls
 #: back and disconnects every session, then a shutdown checkpoint), then ``-m immediate``
@@ -62,7 +41,6 @@ _STOP_IMMEDIATE_S = 10
 _STOP_KILL_S = 5
 _INITDB_TIMEOUT_S = 120
 _PORT_ATTEMPTS = 5
-_SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 #: Server settings for a throwaway cluster (durability traded for speed).
 _TUNING: dict[str, str] = {
@@ -73,14 +51,6 @@ _TUNING: dict[str, str] = {
     "shared_buffers": "128MB",
 }
 
-_INSTALL_HINT = (
-    "Postgres server binaries (initdb, pg_ctl, postgres) were not found on PATH, via "
-    "`pg_config --bindir`, or under /usr/lib/postgresql/*/bin, and the `pgserver` "
-    "Python package is not installed. Install Postgres (Debian/Ubuntu: "
-    "`apt-get install postgresql`; Fedora: `dnf install postgresql-server`; macOS: "
-    "`brew install postgresql`), or `pip install pgserver`, or pass a database URL."
-)
-
 
 def default_data_dir() -> Path:
     """Return the default cluster location, ``<cwd>/.svc/pgdata``.
@@ -88,334 +58,6 @@ def default_data_dir() -> Path:
     The path is not created here; :meth:`EmbeddedPostgres.start` creates it.
     """
     return Path.cwd() / ".svc" / "pgdata"
-
-
-# --------------------------------------------------------------------------- binaries
-
-
-def _has_server_binaries(bindir: Path) -> bool:
-    return all(os.access(bindir / name, os.X_OK) for name in _SERVER_BINARIES)
-
-
-def _version_key(path: Path) -> tuple[int, ...]:
-    parts = re.findall(r"\d+", path.parent.name)
-    return tuple(int(p) for p in parts)
-
-
-def _pgserver_bindir() -> Path | None:
-    try:
-        package = importlib.import_module("pgserver")
-    except ImportError:
-        return None
-    for module_name in ("pgserver._commands", "pgserver.postgres_server"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        value = getattr(module, "POSTGRES_BIN_PATH", None)
-        if value is not None:
-            return Path(str(value))
-    spec_file = getattr(package, "__file__", None)
-    if spec_file:
-        return Path(spec_file).parent / "pginstall" / "bin"
-    return None
-
-
-def _bindir_candidates() -> list[Path]:
-    """System candidates in priority order (may contain duplicates or junk)."""
-    candidates: list[Path] = []
-    # 1. PATH.  /usr/local/bin/initdb is often a symlink into the real bindir, so
-    #    try the resolved directory first: it holds all three binaries together.
-    for name in _SERVER_BINARIES:
-        found = shutil.which(name)
-        if found:
-            candidates.append(Path(os.path.realpath(found)).parent)
-            candidates.append(Path(found).parent)
-    # 2. pg_config --bindir (Debian's libpq-dev points it into /usr/lib/postgresql).
-    pg_config = shutil.which("pg_config")
-    if pg_config:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True
-            ).stdout.strip()
-            if out:
-                candidates.append(Path(out))
-    # 3. Debian/Ubuntu layout, highest major version first.
-    candidates.extend(
-        sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key, reverse=True)
-    )
-    return candidates
-
-
-def _server_major(bindir: Path) -> str | None:
-    """Major version of ``bindir/postgres`` ("15", "9.6"), or None if unknown."""
-    try:
-        out = subprocess.run(
-            [str(bindir / "postgres"), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=False,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r"(\d+)(?:\.(\d+))?", out)
-    if match is None:
-        return None
-    major, minor = match.group(1), match.group(2)
-    return f"{major}.{minor}" if int(major) < 10 and minor is not None else major
-
-
-def find_postgres_bindir(prefer_major: str | None = None) -> Path:
-    """Locate a directory holding the ``initdb``, ``pg_ctl`` and ``postgres`` binaries.
-
-    Search order: PATH, then ``pg_config --bindir``, then the highest-version
-    ``/usr/lib/postgresql/*/bin``; only when none of those has all three binaries,
-    the bundled binaries of the ``pgserver`` wheel (if importable).
-
-    Args:
-        prefer_major: a major version such as ``"15"``; when given, the first
-            candidate of exactly that version wins over earlier ones (used to reopen
-            an existing cluster with matching binaries).
-
-    Returns:
-        The binary directory (absolute path).
-
-    Raises:
-        RuntimeError: no usable Postgres installation was found; the message says
-            how to install one.
-    """
-    seen: set[Path] = set()
-    usable: list[Path] = []
-    for cand in _bindir_candidates():
-        cand = cand.absolute()
-        if cand in seen:
-            continue
-        seen.add(cand)
-        if _has_server_binaries(cand):
-            usable.append(cand)
-    if not usable:
-        fallback = _pgserver_bindir()
-        if fallback is not None and _has_server_binaries(fallback):
-            usable.append(fallback.absolute())
-    if not usable:
-        raise RuntimeError(_INSTALL_HINT)
-    if prefer_major is not None:
-        for cand in usable:
-            if _server_major(cand) == prefer_major:
-                return cand
-    return usable[0]
-
-
-# ---------------------------------------------------------------- root / accounts
-
-
-class _Account:
-    """The OS account that runs the Postgres binaries (plus how to become it)."""
-
-    def __init__(self, name: str, uid: int, gid: int, prefix: Sequence[str]) -> None:
-        self.name = name
-        self.uid = uid
-        self.gid = gid
-        self.prefix = list(prefix)
-        self.gids = set(os.getgrouplist(name, gid)) if prefix else set(os.getgroups()) | {gid}
-
-    def can_traverse(self, path: Path) -> bool:
-        """True if this account may search ``path`` and every one of its parents."""
-        for p in (path, *path.parents):
-            try:
-                st = os.stat(p)
-            except OSError:
-                return False
-            if not _may(st, self.uid, self.gids, stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH):
-                return False
-        return True
-
-
-def _may(st: os.stat_result, uid: int, gids: set[int], u: int, g: int, o: int) -> bool:
-    if uid == 0:
-        return True
-    if st.st_uid == uid:
-        return bool(st.st_mode & u)
-    if st.st_gid in gids:
-        return bool(st.st_mode & g)
-    return bool(st.st_mode & o)
-
-
-def _which_system(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    return shutil.which(name, path=os.pathsep.join(_SYSTEM_DIRS))
-
-
-def _ensure_system_account() -> pwd.struct_passwd:
-    for name in (_SUPERUSER, _FALLBACK_ACCOUNT):
-        with contextlib.suppress(KeyError):
-            return pwd.getpwnam(name)
-    useradd = _which_system("useradd")
-    if useradd is None:
-        raise RuntimeError(
-            "running as root: Postgres needs an unprivileged account, but neither a "
-            f"'{_SUPERUSER}' nor a '{_FALLBACK_ACCOUNT}' user exists and `useradd` is "
-            f"not available to create '{_FALLBACK_ACCOUNT}'"
-        )
-    nologin = _which_system("nologin") or "/bin/false"
-    proc = subprocess.run(
-        [
-            useradd,
-            "--system",
-            "--no-create-home",
-            "--home-dir",
-            "/nonexistent",
-            "--shell",
-            nologin,
-            _FALLBACK_ACCOUNT,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    try:
-        return pwd.getpwnam(_FALLBACK_ACCOUNT)
-    except KeyError:
-        raise RuntimeError(
-            f"could not create system user '{_FALLBACK_ACCOUNT}' for Postgres: "
-            f"{proc.stderr.strip() or proc.stdout.strip()}"
-        ) from None
-
-
-def _current_account() -> _Account:
-    """The account to run Postgres as: ourselves, or a system user when root."""
-    if os.geteuid() != 0:
-        try:
-            name = pwd.getpwuid(os.geteuid()).pw_name
-        except KeyError:
-            name = str(os.geteuid())
-        return _Account(name, os.geteuid(), os.getegid(), [])
-    entry = _ensure_system_account()
-    setpriv = _which_system("setpriv")
-    runuser = _which_system("runuser")
-    if setpriv is not None:
-        prefix = [
-            setpriv,
-            f"--reuid={entry.pw_uid}",
-            f"--regid={entry.pw_gid}",
-            "--init-groups",
-            "--",
-        ]
-    elif runuser is not None:
-        prefix = [runuser, "-u", entry.pw_name, "--"]
-    else:
-        raise RuntimeError(
-            "running as root: Postgres must run as an unprivileged user, but neither "
-            "`setpriv` nor `runuser` (util-linux) is available; install util-linux or "
-            "run svc as a non-root user"
-        )
-    return _Account(entry.pw_name, entry.pw_uid, entry.pw_gid, prefix)
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    """``chown -R uid:gid root`` without following symlinks."""
-    os.chown(root, uid, gid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in (*dirnames, *filenames):
-            os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-
-
-# ------------------------------------------------------------------ misc helpers
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _pid_alive(pid: int) -> bool:
-    """True if a process ``pid`` exists and is not a zombie.
-
-    A zombie counts as dead: a postmaster started by ``pg_ctl`` is reparented to
-    PID 1, and a PID 1 that reaps lazily (containers, micro-VM init) leaves it as a
-    zombie for a while after it exits, which ``kill(pid, 0)`` (and therefore
-    ``pg_ctl status``) still reports as running.
-    """
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    try:
-        proc_stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    state = proc_stat.rpartition(")")[2].split()[:1]
-    return state not in (["Z"], ["X"])
-
-
-def _wait_tcp(port: int, timeout: float) -> bool:
-    """Poll until 127.0.0.1:``port`` accepts a TCP connection; ``timeout`` in seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.1)
-
-
-def _pid_is_postgres(pid: int) -> bool:
-    """Best effort: False only if /proc says ``pid`` is some other program."""
-    try:
-        comm = Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return True
-    return comm.startswith(("postgres", "postmaster"))
-
-
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (Postgres backends of a postmaster), from /proc."""
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if len(fields) > 1 and fields[1] == str(pid):
-            found.append(int(entry.name))
-    return found
-
-
-def _wait_dead(pids: Sequence[int], timeout: float) -> bool:
-    """Poll until none of ``pids`` is alive (zombies count as dead); ``timeout`` in seconds."""
-    deadline = time.monotonic() + timeout
-    while any(_pid_alive(pid) for pid in pids):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _empty_dir(path: Path) -> None:
-    """Delete everything inside ``path`` (not following symlinks); keep ``path``."""
-    for child in path.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            child.unlink(missing_ok=True)
-
-
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-# ------------------------------------------------------------------------ the class
 
 
 class EmbeddedPostgres:
@@ -457,7 +99,7 @@ class EmbeddedPostgres:
         self._real_dir: Path | None = None
         self._socket_dir: Path | None = None
         self._bindir: Path | None = None
-        self._account: _Account | None = None
+        self._account: Account | None = None
         self._running = False
         # True from the moment `pg_ctl start` is launched: a start interrupted before it
         # returned (Ctrl-C, SIGTERM) may still have left a postmaster for stop() to stop.
@@ -496,7 +138,7 @@ class EmbeddedPostgres:
         Raises:
             RuntimeError: the server is not running.
         """
-        return f"postgresql://{_SUPERUSER}@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres"
 
     @property
     def running(self) -> bool:
@@ -540,7 +182,7 @@ class EmbeddedPostgres:
         """
         if self._running:
             return self.url
-        account = _current_account()
+        account = current_account()
         self._account = account
         real = self._prepare_data_dir(account)
         self._real_dir = real
@@ -556,7 +198,7 @@ class EmbeddedPostgres:
         if existing_major is None:
             self._initdb()
         else:
-            binary_major = _server_major(bindir)
+            binary_major = server_major(bindir)
             if binary_major is not None and binary_major != existing_major:
                 raise RuntimeError(
                     f"the cluster in {real} was created by Postgres {existing_major} but "
@@ -612,21 +254,21 @@ class EmbeddedPostgres:
 
     def _shut_down(self) -> None:
         pid = self._postmaster_pid(wait=0.0 if self._running else 2.0)
-        if pid is None or not _pid_alive(pid):
+        if pid is None or not pid_alive(pid):
             self._log("postgres: not running")
             return
         for mode, seconds in (("fast", _STOP_FAST_S), ("immediate", _STOP_IMMEDIATE_S)):
             with contextlib.suppress(RuntimeError):  # pg_ctl itself timed out
                 self._pg_ctl(["stop", "-m", mode, "-w", "-t", str(seconds)], timeout=seconds + 10)
-            if _wait_dead([pid], 0.5):
+            if wait_dead([pid], 0.5):
                 self._log(f"postgres: stopped ({mode})")
                 return
         # pg_ctl could not stop it: kill the postmaster and every child it has.
-        victims = [pid, *_children(pid)]
+        victims = [pid, *children(pid)]
         for victim in victims:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(victim, signal.SIGKILL)
-        if not _wait_dead(victims, _STOP_KILL_S):
+        if not wait_dead(victims, _STOP_KILL_S):
             raise RuntimeError(
                 f"Postgres (postmaster pid {pid}) of {self.real_data_dir} survived pg_ctl stop "
                 f"and SIGKILL; {self._stop_hint()}"
@@ -683,7 +325,7 @@ class EmbeddedPostgres:
     def _server_running(self) -> bool:
         return self._pg_ctl(["status"], timeout=30).returncode == 0
 
-    def _prepare_data_dir(self, account: _Account) -> Path:
+    def _prepare_data_dir(self, account: Account) -> Path:
         """Create the data directory, relocating it when root cannot use it; return
         the real (resolved) directory, owned by ``account`` with mode 0700."""
         requested = self._requested_dir
@@ -698,12 +340,12 @@ class EmbeddedPostgres:
             raise RuntimeError(f"{real} exists and is not a directory")
         st = os.stat(real)
         if account.prefix and (st.st_uid != account.uid or st.st_gid != account.gid):
-            _chown_tree(real, account.uid, account.gid)
+            chown_tree(real, account.uid, account.gid)
         if stat.S_IMODE(st.st_mode) & 0o077:
             os.chmod(real, 0o700)
         return real
 
-    def _relocate(self, account: _Account) -> Path:
+    def _relocate(self, account: Account) -> Path:
         """Root only: the requested directory is unreachable for ``account``; put the
         cluster in ``/var/tmp/svc-pg-<hash>`` and symlink the requested path to it."""
         requested = self._requested_dir
@@ -760,7 +402,7 @@ class EmbeddedPostgres:
                         "-D",
                         str(real),
                         "-U",
-                        _SUPERUSER,
+                        SUPERUSER,
                         "-A",
                         "trust",
                         "-E",
@@ -771,12 +413,12 @@ class EmbeddedPostgres:
                     timeout=_INITDB_TIMEOUT_S,
                 )
             except BaseException:  # e.g. KeyboardInterrupt: initdb was killed half-way
-                _empty_dir(real)  # or the next start would take it for a cluster
+                empty_dir(real)  # or the next start would take it for a cluster
                 raise
             if proc.returncode == 0:
                 return
-            errors.append(f"[locale {locale}] {_tail(proc.stdout + proc.stderr, 15)}")
-            _empty_dir(real)  # initdb normally cleans up; make sure
+            errors.append(f"[locale {locale}] {tail(proc.stdout + proc.stderr, 15)}")
+            empty_dir(real)  # initdb normally cleans up; make sure
         raise RuntimeError(f"initdb failed in {real}:\n" + "\n".join(errors))
 
     def _check_pid_file(self) -> int | None:
@@ -788,7 +430,7 @@ class EmbeddedPostgres:
         except FileNotFoundError:
             return None
         pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
-        alive = pid is not None and _pid_alive(pid) and _pid_is_postgres(pid)
+        alive = pid is not None and pid_alive(pid) and pid_is_postgres(pid)
         if alive and self._server_running():
             port = int(lines[3]) if len(lines) > 3 and lines[3].strip().isdigit() else None
             addrs = lines[5].strip() if len(lines) > 5 else ""
@@ -800,7 +442,7 @@ class EmbeddedPostgres:
                     f"{running} with port {port}, not the requested {self._requested_port}; "
                     f"{self._stop_hint()}"
                 )
-            if not _wait_tcp(port, _START_TIMEOUT_S):
+            if not wait_tcp(port, _START_TIMEOUT_S):
                 raise RuntimeError(
                     f"{running} but 127.0.0.1:{port} did not accept connections within "
                     f"{_START_TIMEOUT_S} s; {self._stop_hint()}"
@@ -849,7 +491,7 @@ class EmbeddedPostgres:
         attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
         failure = ""
         for _ in range(attempts):
-            port = self._requested_port if self._requested_port is not None else _free_port()
+            port = self._requested_port if self._requested_port is not None else free_port()
             settings = {
                 **_TUNING,
                 "listen_addresses": "127.0.0.1",
@@ -872,7 +514,7 @@ class EmbeddedPostgres:
             with contextlib.suppress(OSError), log_file.open("rb") as fh:
                 fh.seek(offset)
                 server_log = fh.read().decode(errors="replace")
-            failure = _tail(proc.stdout + proc.stderr + "\n" + server_log)
+            failure = tail(proc.stdout + proc.stderr + "\n" + server_log)
             if self._server_running():  # e.g. -t expired while still recovering
                 self._pg_ctl(["stop", "-m", "immediate", "-w"], timeout=60)
             self._launched = False

@@ -1,6 +1,8 @@
-"""Parse the `path` argument of json/jsonb columns into the key list of Postgres `#>`.
+"""Parse a JSON path into its keys: `$.a.b[0]` → `("a", "b", "0")`.
 
-The grammar is `grammar/json_path.lark`; e.g. `$.a.b[0]` → `["a", "b", "0"]`.
+Layer 0, because two layers read JSON paths: the planner (the `path` argument of
+json/jsonb columns, the key list of Postgres `#>`) and JWT authentication
+(`claims_namespace_path`, `claims_map`). The grammar is `grammar/json_path.lark`.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from lark import Lark, LarkError, Token, Tree
 
 from svc.errors import SvcError
 
-_GRAMMAR = Path(__file__).resolve().parent.parent.parent / "grammar" / "json_path.lark"
+
+def _grammar() -> str:
+    """The grammar's text (the one place that knows where grammars are kept)."""
+    return (Path(__file__).resolve().parent.parent / "grammar" / "json_path.lark").read_text()
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(_GRAMMAR.read_text(), parser="lalr")
+    return Lark(_grammar(), parser="lalr")
 
 
 @lru_cache(maxsize=1024)
