@@ -10,6 +10,12 @@ from pathlib import Path
 SVC = Path(__file__).resolve().parent.parent / "svc"
 # Earlier layers first. Modules at the package root (errors, config, version) are layer 0.
 LAYERS = ["metadata", "catalog", "ir", "schema", "plan", "sql", "execute", "api", "server", "cli"]
+# Packages of layer 0 beside the root modules (errors, config, version, json_path): they
+# import nothing of svc above layer 0. Every package of svc is here or in LAYERS.
+LAYER0 = ["embedded"]
+# The HTTP layer talks to the rest of svc only through these entry modules of `svc.api`
+# (and layer 0): no planner, executor or GraphQL-pipeline internals (issue 12).
+SERVER_ENTRIES = ("svc.api.engine", "svc.api.rest", "svc.api.health")
 RESTRICTED = {"asyncpg": {"execute"}, "granian": {"cli"}}
 
 
@@ -19,7 +25,7 @@ def layer_of(module: str) -> int:
         return len(LAYERS) + 1  # `python -m svc`: the entry point sits above everything
     parts = module.split(".")
     if len(parts) < 2 or parts[1] not in LAYERS:
-        return 0
+        return 0  # a root module or a LAYER0 package (test_every_package_has_a_layer)
     return LAYERS.index(parts[1]) + 1
 
 
@@ -40,6 +46,14 @@ def module_name(path: Path) -> str:
     return ".".join(rel.parts).removesuffix(".__init__")
 
 
+def server_may_import(target: str) -> bool:
+    """Whether `svc.server` may import `target`: anything outside svc, layer 0, itself,
+    and `SERVER_ENTRIES`."""
+    if not target.startswith("svc.") or layer_of(target) == 0:
+        return True
+    return target.startswith("svc.server.") or target in SERVER_ENTRIES
+
+
 def violations() -> list[str]:
     """Every backwards or forbidden import, as `file:line: message`."""
     out: list[str] = []
@@ -51,6 +65,8 @@ def violations() -> list[str]:
             where = f"{path.relative_to(SVC.parent)}:{line}"
             if target.startswith("svc.") and layer_of(target) > mine:
                 out.append(f"{where}: {me} imports later layer {target}")
+            if package == "server" and not server_may_import(target):
+                out.append(f"{where}: svc.server imports {target}, not an svc.api entry")
             root = target.split(".")[0]
             if root in RESTRICTED and package not in RESTRICTED[root]:
                 out.append(f"{where}: only {sorted(RESTRICTED[root])} may import {root}")
@@ -68,3 +84,19 @@ def test_the_check_catches_a_backwards_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from svc.server.app import App\nimport asyncpg\n")
     assert imports(bad) == [("svc.server.app", 1), ("asyncpg", 2)]
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new package gets its place in the layer list (or layer 0) when it is created."""
+    packages = {p.parent.name for p in SVC.glob("*/__init__.py")}
+    assert sorted(packages - set(LAYERS) - set(LAYER0)) == []
+
+
+def test_the_server_imports_only_api_entries() -> None:
+    """The layer leaks of issue 12 would be reported again."""
+    assert not server_may_import("svc.execute.pg_dump")
+    assert not server_may_import("svc.api.graphql")
+    assert not server_may_import("svc.plan.json_path")
+    assert server_may_import("svc.api.engine")
+    assert server_may_import("svc.json_path")
+    assert server_may_import("svc.embedded")

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from svc.api.graphql import GraphQLService, decode_json, decode_request
+from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
@@ -29,6 +30,7 @@ from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
+from svc.execute.pg_dump import pg_dump
 from svc.metadata.model import decode_metadata, encode_metadata
 from svc.sql.render import render_root
 
@@ -266,6 +268,32 @@ class Engine:
         return await self.graphql_service.execute(
             state, role, session, raw, body=body, client=client
         )
+
+    async def prepare_large(self, body: bytes, role: str) -> tuple[Any, SvcError | None]:
+        """A large GraphQL body decoded, parsed, validated and planned in a worker thread
+        (`svc.api.large_body`): `(decoded body, the document's error or None)`, to answer
+        with `graphql`. Raises 400 `invalid-json`."""
+        state = await self.current_state()  # the thread must not prime a stale schema
+        allowlist = self.config.enable_allowlist
+        return await asyncio.to_thread(
+            prepare_large_body, self.graphql_service, state, body, role, allowlist=allowlist
+        )
+
+    @staticmethod
+    def decode_json(body: bytes) -> Any:
+        """A request body's JSON; raises 400 `invalid-json`."""
+        return decode_json(body)
+
+    async def pg_dump(self, raw: Any) -> bytes:
+        """`/v1alpha1/pg_dump`: Hasura's `{opts, clean_output, source}` body → the dump of
+        svc's own database (`svc.execute.pg_dump`). Raises 400 `invalid-params` for
+        another body shape or a refused option."""
+        if not isinstance(raw, dict):
+            raise SvcError("invalid-params", "expected an object", path="$")
+        opts = raw.get("opts", [])
+        if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
+            raise SvcError("invalid-params", "opts must be a list of strings", path="$.opts")
+        return await pg_dump(self.config.database_url, opts, bool(raw.get("clean_output")))
 
     async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
         """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""

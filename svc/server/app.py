@@ -22,13 +22,10 @@ from urllib.parse import parse_qsl
 import msgspec
 
 from svc.api.engine import Engine
-from svc.api.graphql import decode_json, decode_request, prepare
+from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
-from svc.api.state import State
 from svc.config import Config
 from svc.errors import SvcError
-from svc.execute.health import HealthProbe, is_unreachable
-from svc.execute.pg_dump import pg_dump
 from svc.server.auth import Authenticator, Session
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.version import VERSION
@@ -392,7 +389,7 @@ class App:
             self._require_api("pgdump")
             raw = await self._json(request)
             self._require_admin(session)
-            return 200, await self._pg_dump(raw), [("content-type", "application/sql")]
+            return 200, await engine.pg_dump(raw), [("content-type", "application/sql")]
         if path == "/v1alpha1/config" and method == "GET":
             self._require_api("config")
             self._require_admin(session)
@@ -422,8 +419,7 @@ class App:
         validated, in a worker thread (graphql-core's parser is pure Python: a 20 MB
         comment takes seconds), then answered on the loop from the warmed caches."""
         role = session.role
-        state = await engine.current_state()  # the thread must not prime a stale schema
-        raw, failed = await asyncio.to_thread(_prepare_off_loop, engine, state, body, role)
+        raw, failed = await engine.prepare_large(body, role)
         if failed is not None:
             return _encode({"errors": [failed.to_graphql_error(admin=role == "admin")]})
         return await engine.graphql(raw, role, session.variables)
@@ -443,17 +439,8 @@ class App:
         400 `invalid-json`, 413 past `--max-body-size`."""
         body = await request.body()
         if len(body) > LARGE_BODY:
-            return await asyncio.to_thread(decode_json, body)
-        return decode_json(body)
-
-    async def _pg_dump(self, raw: Any) -> bytes:
-        """Hasura's `{opts, clean_output, source}` body; 400 `invalid-params` otherwise."""
-        if not isinstance(raw, dict):
-            raise SvcError("invalid-params", "expected an object", path="$")
-        opts = raw.get("opts", [])
-        if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
-            raise SvcError("invalid-params", "opts must be a list of strings", path="$.opts")
-        return await pg_dump(self.config.database_url, opts, bool(raw.get("clean_output")))
+            return await asyncio.to_thread(Engine.decode_json, body)
+        return Engine.decode_json(body)
 
     def _config_record(self) -> dict[str, Any]:
         return {
@@ -465,32 +452,6 @@ class App:
             "is_allow_list_enabled": self.config.enable_allowlist,
             "live_queries": {"batch_size": 100, "refetch_delay": 1},
         }
-
-
-def _prepare_off_loop(
-    engine: Engine, state: State, body: bytes, role: str
-) -> tuple[Any, SvcError | None]:
-    """In a worker thread: the body's JSON, and the parsed, validated and planned query
-    left in the engine's caches so the loop only executes it. Returns (decoded body, the
-    error to answer with when the document itself is invalid: the error the engine would
-    raise first). Raises 400 `invalid-json`. With the allow-list on, a non-admin document
-    is not prepared (the allow-list is checked first)."""
-    raw = decode_json(body)
-    if engine.config.enable_allowlist and role != "admin":
-        return raw, None
-    for item in raw if isinstance(raw, list) else [raw]:
-        try:
-            engine.graphql_service.compile(state, role, decode_request(item))
-        except SvcError:
-            if isinstance(raw, dict):  # was it the document (parse, validation)?
-                try:
-                    req = decode_request(raw)
-                    prepare(state.schema(role), req.query, req.operationName)
-                except SvcError as exc:
-                    return raw, exc
-        except Exception:  # the loop meets it again and answers it
-            pass
-    return raw, None
 
 
 async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
