@@ -7,21 +7,63 @@ An `SvcError` carries what both answer formats need (spec section 7, design brie
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import Any, Self
+
+
+class ErrorCode(StrEnum):
+    """Every error code svc answers, as the JSON shows it (`code`, `extensions.code`).
+
+    The codes are the reference implementation's (Hasura v2 `Hasura.Base.Error` `Code`;
+    spec section 7). A member is its string (`ErrorCode.NOT_FOUND == "not-found"`), so
+    answers and comparisons with the text are unchanged.
+    """
+
+    ACCESS_DENIED = "access-denied"
+    ALREADY_EXISTS = "already-exists"
+    ALREADY_TRACKED = "already-tracked"
+    ALREADY_UNTRACKED = "already-untracked"
+    BAD_REQUEST = "bad-request"
+    BATCH_LIMIT_EXCEEDED = "batch-limit-exceeded"
+    CONFLICT = "conflict"
+    CONSTRAINT_VIOLATION = "constraint-violation"
+    DATA_EXCEPTION = "data-exception"
+    DEPENDENCY_ERROR = "dependency-error"
+    DEPTH_LIMIT_EXCEEDED = "depth-limit-exceeded"
+    INVALID_CONFIGURATION = "invalid-configuration"
+    INVALID_HEADERS = "invalid-headers"
+    INVALID_JSON = "invalid-json"
+    INVALID_JWT = "invalid-jwt"
+    INVALID_PARAMS = "invalid-params"
+    JWT_INVALID_CLAIMS = "jwt-invalid-claims"
+    JWT_MISSING_ROLE_CLAIMS = "jwt-missing-role-claims"
+    METHOD_NOT_ALLOWED = "method-not-allowed"
+    NODE_LIMIT_EXCEEDED = "node-limit-exceeded"
+    NOT_EXISTS = "not-exists"
+    NOT_FOUND = "not-found"
+    NOT_SUPPORTED = "not-supported"
+    PARSE_FAILED = "parse-failed"
+    PERMISSION_DENIED = "permission-denied"
+    PERMISSION_ERROR = "permission-error"
+    POSTGRES_ERROR = "postgres-error"
+    RATE_LIMIT_EXCEEDED = "rate-limit-exceeded"
+    UNEXPECTED = "unexpected"
+    VALIDATION_FAILED = "validation-failed"
 
 
 class SvcError(Exception):
     """A request failed in a way the client should see.
 
-    `code` is the reference implementation's error code (`not-exists`, `already-tracked`,
-    `validation-failed`, …), `status` the HTTP status for the metadata API (400 unless the
-    spec's table says otherwise), `path` the JSON path of the offending input (`$.args.name`),
-    `internal` optional detail shown only to admins (e.g. the raw Postgres error).
+    `code` is an `ErrorCode` (its text is accepted too: `"not-exists"`; a text that is no
+    member raises ValueError), `status` the HTTP status for the metadata API (400 unless
+    the spec's table says otherwise), `path` the JSON path of the offending input
+    (`$.args.name`), `internal` optional detail shown only to admins (e.g. the raw Postgres
+    error).
     """
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode | str,
         message: str,
         *,
         status: int = 400,
@@ -29,17 +71,21 @@ class SvcError(Exception):
         internal: Any = None,
     ) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = ErrorCode(code)
         self.message = message
         self.status = status
         self.path = path
         self.internal = internal
 
-    def at(self, prefix: str) -> SvcError:
-        """Return this error re-rooted under `prefix` (`$.args` + `$.name` → `$.args.name`)."""
+    def at(self, prefix: str) -> Self:
+        """A copy of this error re-rooted under `prefix` (`$.args` + `$.name` →
+        `$.args.name`); this one is unchanged (errors may be shared constants)."""
+        moved = type(self).__new__(type(self))
+        moved.__dict__.update(self.__dict__)
+        moved.args = self.args
         suffix = self.path[1:] if self.path.startswith("$") else self.path
-        self.path = prefix + suffix
-        return self
+        moved.path = prefix + suffix
+        return moved
 
     def to_query_body(self, *, admin: bool = True) -> dict[str, Any]:
         """The `/v1/query` error body: `{path, error, code}` (+ `internal` for admins)."""
@@ -58,19 +104,19 @@ class SvcError(Exception):
 
 def not_exists(message: str, path: str = "$.args") -> SvcError:
     """400 `not-exists` (spec section 7)."""
-    return SvcError("not-exists", message, path=path)
+    return SvcError(ErrorCode.NOT_EXISTS, message, path=path)
 
 
 def already_exists(message: str, path: str = "$.args") -> SvcError:
     """400 `already-exists` (spec section 7)."""
-    return SvcError("already-exists", message, path=path)
+    return SvcError(ErrorCode.ALREADY_EXISTS, message, path=path)
 
 
 def parse_failed(message: str, path: str = "$") -> SvcError:
     """400 `parse-failed`: input did not have the expected shape."""
-    return SvcError("parse-failed", message, path=path)
+    return SvcError(ErrorCode.PARSE_FAILED, message, path=path)
 
 
 def validation_failed(message: str, path: str = "$") -> SvcError:
     """`validation-failed`: a GraphQL document or variable does not fit the schema."""
-    return SvcError("validation-failed", message, path=path)
+    return SvcError(ErrorCode.VALIDATION_FAILED, message, path=path)

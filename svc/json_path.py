@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lark import Lark, LarkError, Token, Tree
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 
 
 def _grammar() -> str:
@@ -33,7 +33,7 @@ def parse_json_path(text: str) -> tuple[str, ...]:
         tree = _parser().parse(text)
     except LarkError as exc:
         raise SvcError(
-            "validation-failed", f"parse json path error: {exc}".splitlines()[0], path="$"
+            ErrorCode.VALIDATION_FAILED, f"parse json path error: {exc}".splitlines()[0], path="$"
         ) from None
     keys: list[str] = []
     for node in tree.children:

@@ -26,7 +26,7 @@ from graphql import (
 )
 
 from svc.api.state import State
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.metadata.collections import collection_queries, find_collection
 
 _INDEX = object()  # plan-cache key of the allow-list index of a state
@@ -126,7 +126,7 @@ def check_allowed(state: State, role: str, query: str) -> None:
         state.remember(key, verdict)
     if not verdict:
         raise SvcError(
-            "validation-failed",
+            ErrorCode.VALIDATION_FAILED,
             NOT_ALLOWED,
             path="$",
             internal={"message": "query is not in any of the allowlists"},

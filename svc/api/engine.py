@@ -26,7 +26,7 @@ from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
 from svc.api.state import State, configure_plan_cache
 from svc.config import Config
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Database
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
@@ -173,7 +173,7 @@ class Engine:
                     raise
                 except Exception as exc:  # asyncpg's or OSError: Postgres unreachable
                     raise SvcError(
-                        "postgres-error",
+                        ErrorCode.POSTGRES_ERROR,
                         f"could not load metadata version {target}: {exc}",
                         status=500,
                     ) from exc
@@ -200,7 +200,7 @@ class Engine:
         else is admin only: 400 `access-denied`."""
         body = decode_body(raw)
         if role != "admin" and body.type not in ROLE_OPERATIONS:
-            raise SvcError("access-denied", "restricted access : admin only", path="$.args")
+            raise SvcError(ErrorCode.ACCESS_DENIED, "restricted access : admin only", path="$.args")
         if body.type in READ_ONLY:
             state = await self.current_state()
             async with self.db.transaction() as conn:
@@ -218,7 +218,7 @@ class Engine:
                     state = State.build(version, md, catalog, self._infer, state.ir)
                 if body.resource_version is not None and body.resource_version != version:
                     raise SvcError(
-                        "conflict",
+                        ErrorCode.CONFLICT,
                         f"metadata resource version referenced ({body.resource_version}) did "
                         f"not match current version ({version})",
                         status=409,
@@ -289,10 +289,12 @@ class Engine:
         svc's own database (`svc.execute.pg_dump`). Raises 400 `invalid-params` for
         another body shape or a refused option."""
         if not isinstance(raw, dict):
-            raise SvcError("invalid-params", "expected an object", path="$")
+            raise SvcError(ErrorCode.INVALID_PARAMS, "expected an object", path="$")
         opts = raw.get("opts", [])
         if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
-            raise SvcError("invalid-params", "opts must be a list of strings", path="$.opts")
+            raise SvcError(
+                ErrorCode.INVALID_PARAMS, "opts must be a list of strings", path="$.opts"
+            )
         return await pg_dump(self.config.database_url, opts, bool(raw.get("clean_output")))
 
     async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
@@ -304,7 +306,7 @@ class Engine:
         """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query, `{sql, plan}` for a
         subscription (spec 4.13). `sql` is the statement execution runs for that field."""
         if not isinstance(raw, dict) or "query" not in raw:
-            raise SvcError("parse-failed", 'key "query" not found', path="$")
+            raise SvcError(ErrorCode.PARSE_FAILED, 'key "query" not found', path="$")
         query = raw["query"]
         user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
         role = user.get("x-svc-role", "admin")

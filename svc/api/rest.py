@@ -28,7 +28,7 @@ from graphql import ListTypeNode, NamedTypeNode, NonNullTypeNode, TypeNode, prin
 
 from svc.api.graphql import GraphQLRequest, GraphQLService
 from svc.api.state import State
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.metadata.collections import resolved_endpoints, strip_cached
 
 _decode = msgspec.json.decode
@@ -123,13 +123,15 @@ def match(
     """
     fits = [(e, c) for e in endpoints if (c := e.matches(path)) is not None]
     if not fits:
-        raise SvcError("not-found", "Endpoint not found", status=404)
+        raise SvcError(ErrorCode.NOT_FOUND, "Endpoint not found", status=404)
     chosen = [(e, c) for e, c in fits if method in e.methods]
     if not chosen:
         allowed = sorted({m for e, _ in fits for m in e.methods})
-        raise SvcError("method-not-allowed", f"Allowed methods: {', '.join(allowed)}", status=405)
+        raise SvcError(
+            ErrorCode.METHOD_NOT_ALLOWED, f"Allowed methods: {', '.join(allowed)}", status=405
+        )
     if len(chosen) > 1:
-        raise SvcError("unexpected", "Multiple endpoints match request", status=500)
+        raise SvcError(ErrorCode.UNEXPECTED, "Multiple endpoints match request", status=500)
     return chosen[0]
 
 
@@ -139,7 +141,7 @@ def _text_value(name: str, declared: TypeNode, text: str) -> tuple[bool, Any]:
     inner = declared.type if isinstance(declared, NonNullTypeNode) else declared
     if isinstance(inner, ListTypeNode):
         raise SvcError(
-            "bad-request",
+            ErrorCode.BAD_REQUEST,
             "List variables are not currently supported in URL or Query parameters. "
             f'(Variable {name}, with value "{text}")',
         )
@@ -189,7 +191,7 @@ def variables_of(
             continue
         declared = endpoint.variables.get(name)
         if declared is None:
-            raise SvcError("bad-request", f"Unexpected variable {name}")
+            raise SvcError(ErrorCode.BAD_REQUEST, f"Unexpected variable {name}")
         if not is_text:
             out[name] = value
             continue

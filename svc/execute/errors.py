@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 
 
 def pg_error_detail(exc: asyncpg.PostgresError, statement: str | None = None) -> dict[str, Any]:
@@ -58,14 +58,16 @@ def connection_error(exc: BaseException) -> SvcError:
     (`is_connection_error`); what asyncpg said goes in `internal` (admins only: it can name
     the database's host)."""
     detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    return SvcError("postgres-error", "connection error", status=500, internal={"message": detail})
+    return SvcError(
+        ErrorCode.POSTGRES_ERROR, "connection error", status=500, internal={"message": detail}
+    )
 
 
 def statement_timeout_error() -> SvcError:
     """400 `postgres-error` "canceling statement due to statement timeout": a statement ran
     past its time limit (Postgres's `statement_timeout`, or svc's own timer, which cancels
     the statement the same way). The reference answers "database query error"."""
-    return SvcError("postgres-error", STATEMENT_TIMEOUT)
+    return SvcError(ErrorCode.POSTGRES_ERROR, STATEMENT_TIMEOUT)
 
 
 def map_query_error(exc: asyncpg.PostgresError) -> SvcError:
@@ -78,26 +80,26 @@ def map_query_error(exc: asyncpg.PostgresError) -> SvcError:
             column = getattr(exc, "column_name", None)
             if column:
                 message = f'null value in column "{column}" violates not-null constraint'
-        return SvcError("constraint-violation", message, internal=internal)
+        return SvcError(ErrorCode.CONSTRAINT_VIOLATION, message, internal=internal)
     if state == "22025":  # invalid escape sequence (a LIKE pattern): the reference's code
-        return SvcError("bad-request", message, internal=internal)
+        return SvcError(ErrorCode.BAD_REQUEST, message, internal=internal)
     if state.startswith("22"):
-        return SvcError("data-exception", message, internal=internal)
+        return SvcError(ErrorCode.DATA_EXCEPTION, message, internal=internal)
     if state in ("42501",):
-        return SvcError("permission-error", message, internal=internal)
+        return SvcError(ErrorCode.PERMISSION_ERROR, message, internal=internal)
     if state.startswith("2201") or state.startswith("42"):
-        return SvcError("bad-request", message, internal=internal)
+        return SvcError(ErrorCode.BAD_REQUEST, message, internal=internal)
     if state == "57014":  # query_canceled: a statement timeout or a cancel request
-        return SvcError("postgres-error", message, internal=internal)
+        return SvcError(ErrorCode.POSTGRES_ERROR, message, internal=internal)
     if is_connection_error(exc):
         return connection_error(exc)
-    return SvcError("unexpected", "database query error", status=500, internal=internal)
+    return SvcError(ErrorCode.UNEXPECTED, "database query error", status=500, internal=internal)
 
 
 def map_run_sql_error(exc: asyncpg.PostgresError, sql: str) -> SvcError:
     """A `run_sql` failure: 400 `postgres-error` "query execution failed" (spec 7)."""
     return SvcError(
-        "postgres-error",
+        ErrorCode.POSTGRES_ERROR,
         "query execution failed",
         path="$.args",
         internal=pg_error_detail(exc, sql),

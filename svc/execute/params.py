@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.plan.nodes import Const, Param, SessionJson, SessionRef, VarRef
 
 JSON_TYPES = frozenset({"json", "jsonb"})
@@ -66,7 +66,7 @@ def resolve(
             value = variables.get(src.name)
         elif isinstance(src, SessionRef):
             if src.name not in session and not src.optional:
-                raise SvcError("not-found", f'missing session variable: "{src.name}"')
+                raise SvcError(ErrorCode.NOT_FOUND, f'missing session variable: "{src.name}"')
             value = session.get(src.name)
         elif isinstance(src, SessionJson):
             value = dict(session)

@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from svc.embedded import find_postgres_bindir
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 
 # Long option → (short letter or "", takes an argument): pg_dump 15's options (`pg_dump
 # --help`), less the refused ones listed in the module docstring.
@@ -87,7 +87,7 @@ _NOISE = re.compile(
 
 
 def _refuse(i: int, message: str) -> SvcError:
-    return SvcError("bad-request", message, path=f"$.opts[{i}]")
+    return SvcError(ErrorCode.BAD_REQUEST, message, path=f"$.opts[{i}]")
 
 
 def _check_value(name: str, value: str, i: int) -> None:
@@ -160,7 +160,7 @@ def _pg_dump_binary() -> str:
     candidate = Path(find_postgres_bindir()) / "pg_dump"
     if candidate.exists():
         return str(candidate)
-    raise SvcError("unexpected", "pg_dump is not installed on the server", status=500)
+    raise SvcError(ErrorCode.UNEXPECTED, "pg_dump is not installed on the server", status=500)
 
 
 def clean(text: str) -> str:
@@ -204,7 +204,7 @@ async def pg_dump(database_url: str, opts: list[str], clean_output: bool) -> byt
     out, err = await proc.communicate()
     if proc.returncode != 0:
         raise SvcError(
-            "unexpected",
+            ErrorCode.UNEXPECTED,
             "pg_dump failed",
             status=500,
             internal={"stderr": err.decode(errors="replace").strip()},

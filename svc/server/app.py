@@ -25,7 +25,7 @@ from svc.api.engine import Engine
 from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
 from svc.config import Config
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.server.auth import Authenticator, Session
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.version import VERSION
@@ -37,7 +37,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 _encode = msgspec.json.encode
 JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
 TEXT_HEADERS = [("content-type", "text/plain; charset=utf-8")]
-NOT_FOUND = SvcError("not-found", "resource does not exist", status=404)
+NOT_FOUND = SvcError(ErrorCode.NOT_FOUND, "resource does not exist", status=404)
 GRAPHQL_PATHS = ("/v1/graphql", "/v1alpha1/graphql")
 # Bodies above this many bytes are decoded (and a GraphQL document parsed) in a worker
 # thread, so one large request does not stall every other request of the process.
@@ -60,7 +60,7 @@ class HttpError(SvcError):
 def body_too_large(limit: int) -> HttpError:
     """413 `invalid-params` "request body too large" (`--max-body-size`, issue 11 finding 6)."""
     return HttpError(
-        "invalid-params",
+        ErrorCode.INVALID_PARAMS,
         f"request body too large: the limit is {limit} bytes (--max-body-size)",
         status=413,
     )
@@ -294,19 +294,21 @@ class App:
         not UTF-8 → 400 `invalid-json`; too deep (RecursionError) → 400 `invalid-json`;
         Postgres unreachable → 500 `postgres-error`; anything else → 500 `unexpected`."""
         if isinstance(exc, UnicodeDecodeError):
-            return HttpError("invalid-json", "invalid json: the body is not valid UTF-8")
+            return HttpError(ErrorCode.INVALID_JSON, "invalid json: the body is not valid UTF-8")
         if isinstance(exc, RecursionError):
-            return HttpError("invalid-json", "invalid json: the request is nested too deeply")
+            return HttpError(
+                ErrorCode.INVALID_JSON, "invalid json: the request is nested too deeply"
+            )
         trace = "".join(traceback.format_exception(exc)).strip()
         request.error = {"exception": f"{type(exc).__name__}: {exc}", "traceback": trace}
         if is_unreachable(exc):
             return SvcError(
-                "postgres-error",
+                ErrorCode.POSTGRES_ERROR,
                 f"connection error: the database is unreachable ({type(exc).__name__})",
                 status=500,
             )
         return SvcError(
-            "unexpected",
+            ErrorCode.UNEXPECTED,
             f"unexpected error (request id {request.request_id})",
             status=500,
         )
@@ -325,7 +327,7 @@ class App:
             keeps_status = (
                 isinstance(exc, HttpError)
                 or exc.status >= 500
-                or exc.code in ("invalid-json", "not-found")
+                or exc.code in (ErrorCode.INVALID_JSON, ErrorCode.NOT_FOUND)
             )
             return (exc.status if keeps_status else 200), body, JSON_HEADERS
         return exc.status, _encode(exc.to_query_body()), JSON_HEADERS
@@ -339,12 +341,12 @@ class App:
             return 200, _encode({"version": VERSION}), JSON_HEADERS
         if request.duplicates:
             raise HttpError(
-                "invalid-headers",
+                ErrorCode.INVALID_HEADERS,
                 f"header sent more than once: {', '.join(request.duplicates)}",
             )
         engine = self.engine
         if engine is None:
-            raise SvcError("unexpected", "server is starting", status=503)
+            raise SvcError(ErrorCode.UNEXPECTED, "server is starting", status=503)
         session = await self.auth.session(headers)
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
@@ -354,7 +356,7 @@ class App:
                     body.decode()
                 except UnicodeDecodeError:
                     raise HttpError(
-                        "invalid-json", "invalid json: the body is not valid UTF-8"
+                        ErrorCode.INVALID_JSON, "invalid json: the body is not valid UTF-8"
                     ) from None
             full = request.raw_path or request.path  # raw: `%2F` stays in a segment
             rest = RestRequest(
@@ -404,7 +406,7 @@ class App:
         objects in schema`, or 500 `ERROR: inconsistent objects in schema` with
         `?strict=true`."""
         if not await self.health.ok(HEALTH_TIMEOUT):
-            request.error = {"code": "postgres-error", "message": "database unreachable"}
+            request.error = {"code": ErrorCode.POSTGRES_ERROR, "message": "database unreachable"}
             return 500, b"ERROR", TEXT_HEADERS
         engine = self.engine
         if engine is not None and (await engine.current_state()).ir.inconsistencies:
@@ -431,7 +433,7 @@ class App:
     @staticmethod
     def _require_admin(session: Session) -> None:
         if not session.is_admin:
-            raise SvcError("access-denied", "restricted access : admin only", path="$.args")
+            raise SvcError(ErrorCode.ACCESS_DENIED, "restricted access : admin only", path="$.args")
 
     @staticmethod
     async def _json(request: Request) -> Any:

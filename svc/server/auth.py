@@ -19,7 +19,7 @@ from __future__ import annotations
 import hmac
 
 from svc.config import Config
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.server.jwt_auth import JwtVerifier
 from svc.server.session import Session, header_session
 from svc.server.webhook_auth import AuthWebhook
@@ -50,7 +50,7 @@ class Authenticator:
         given = headers.get("x-svc-admin-secret")
         if given is not None:
             if not self._secret_ok(given.encode()):
-                raise SvcError("access-denied", "invalid x-svc-admin-secret", status=401)
+                raise SvcError(ErrorCode.ACCESS_DENIED, "invalid x-svc-admin-secret", status=401)
             return header_session(headers, "admin")
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
@@ -61,7 +61,7 @@ class Authenticator:
         if self.config.unauthorized_role:
             return self._unauthorized()
         raise SvcError(
-            "access-denied",
+            ErrorCode.ACCESS_DENIED,
             "x-svc-admin-secret required, but not found",
             status=401,
         )

@@ -70,7 +70,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.json_path import parse_json_path
 from svc.server.session import Session, cache_lifetime, claims_session
 
@@ -100,15 +100,15 @@ _JWKS_MIN_CACHE_SECONDS = 1.0  # `max-age=0` must not mean one fetch per request
 
 
 def _invalid_jwt(reason: str) -> SvcError:
-    return SvcError("invalid-jwt", f"Could not verify JWT: {reason}")
+    return SvcError(ErrorCode.INVALID_JWT, f"Could not verify JWT: {reason}")
 
 
 def _invalid_claims(message: str) -> SvcError:
-    return SvcError("jwt-invalid-claims", message)
+    return SvcError(ErrorCode.JWT_INVALID_CLAIMS, message)
 
 
 def _invalid_headers(message: str) -> SvcError:
-    return SvcError("invalid-headers", message)
+    return SvcError(ErrorCode.INVALID_HEADERS, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,7 +515,7 @@ class JwtVerifier:
         allowed, default = _roles(claims)
         role = headers.get(ROLE_HEADER) or default
         if role not in allowed:
-            raise SvcError("access-denied", "Your requested role is not in allowed roles")
+            raise SvcError(ErrorCode.ACCESS_DENIED, "Your requested role is not in allowed roles")
         return claims_session(claims, role, _ROLE_CLAIMS)
 
     async def verify(self, token: str) -> dict[str, Any]:
@@ -608,7 +608,9 @@ class JwtVerifier:
             elif source.has_default:
                 out[name] = source.default
             elif name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
-                raise SvcError("jwt-missing-role-claims", f"JWT claim does not contain {name}")
+                raise SvcError(
+                    ErrorCode.JWT_MISSING_ROLE_CLAIMS, f"JWT claim does not contain {name}"
+                )
             else:
                 raise _invalid_claims(f"JWT claim from claims_map, {name} not found")
         return out
@@ -685,7 +687,7 @@ def _roles(claims: dict[str, Any]) -> tuple[list[str], str]:
     """
     for name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
         if name not in claims:
-            raise SvcError("jwt-missing-role-claims", f"JWT claim does not contain {name}")
+            raise SvcError(ErrorCode.JWT_MISSING_ROLE_CLAIMS, f"JWT claim does not contain {name}")
     allowed = claims[ALLOWED_ROLES_CLAIM]
     if not isinstance(allowed, list) or not all(isinstance(r, str) and r for r in allowed):
         raise _invalid_claims(f"invalid {ALLOWED_ROLES_CLAIM}; should be a list of roles")

@@ -39,7 +39,7 @@ from types import FrameType
 from typing import Any
 
 from svc.config import SHUTDOWN_CANCEL_SIGNAL
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 
 #: Seconds the engine's shutdown (closing the connection pools) may take in a worker.
 SHUTDOWN_BOUND_S = 3.0
@@ -59,7 +59,7 @@ def serve_parent() -> int | None:
 
 #: The answer to a request cancelled at the end of the grace period (HTTP 503).
 SHUTTING_DOWN = SvcError(
-    "unexpected",
+    ErrorCode.UNEXPECTED,
     "the server is shutting down: the request was cancelled at the end of the "
     "graceful-shutdown period (--graceful-shutdown-timeout)",
     status=503,

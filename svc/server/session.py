@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 
 ROLE = "x-svc-role"
 PREFIX = "x-svc-"
@@ -124,7 +124,7 @@ def hook_session(body: Mapping[str, Any]) -> Session:
             variables[name] = session_text(value)
     role = variables.get(ROLE, "")
     if not role.strip():
-        raise SvcError("invalid-params", ROLE_NOT_FOUND, status=400)
+        raise SvcError(ErrorCode.INVALID_PARAMS, ROLE_NOT_FOUND, status=400)
     return Session(role, variables)
 
 

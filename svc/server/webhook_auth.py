@@ -39,7 +39,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.server.session import Session, cache_lifetime, hook_session
 from svc.version import VERSION
 
@@ -188,24 +188,28 @@ class AuthWebhook:
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             reason = "timeout" if isinstance(exc, httpx.TimeoutException) else type(exc).__name__
             self._log(None, reason)
-            raise SvcError("unexpected", REQUEST_FAILED, status=500) from None
+            raise SvcError(ErrorCode.UNEXPECTED, REQUEST_FAILED, status=500) from None
 
     def _answer(self, response: httpx.Response) -> tuple[Session, float | None]:
         """The session and its lifetime in seconds (None: not cacheable) of a hook answer."""
         status = response.status_code
         if status == 401:
-            raise SvcError("access-denied", UNAUTHORIZED, status=401)
+            raise SvcError(ErrorCode.ACCESS_DENIED, UNAUTHORIZED, status=401)
         if status != 200:
             self._log(status, "unexpected status")
-            raise SvcError("unexpected", INVALID_RESPONSE, status=500)
+            raise SvcError(ErrorCode.UNEXPECTED, INVALID_RESPONSE, status=500)
         try:
             body = msgspec.json.decode(response.content)
         except msgspec.DecodeError:
             self._log(status, "invalid JSON")
-            raise SvcError("unexpected", f"{INVALID_RESPONSE}: invalid JSON", status=500) from None
+            raise SvcError(
+                ErrorCode.UNEXPECTED, f"{INVALID_RESPONSE}: invalid JSON", status=500
+            ) from None
         if not isinstance(body, dict):
             self._log(status, "not a JSON object")
-            raise SvcError("unexpected", f"{INVALID_RESPONSE}: expected a JSON object", status=500)
+            raise SvcError(
+                ErrorCode.UNEXPECTED, f"{INVALID_RESPONSE}: expected a JSON object", status=500
+            )
         session = hook_session(body)
         body_cc, body_exp = _body_key(body, "cache-control"), _body_key(body, "expires")
         if body_cc is None and body_exp is None:  # the body wins; else the HTTP headers
