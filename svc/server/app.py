@@ -180,32 +180,14 @@ class App:
         for k, v in raw_headers_in:
             if k not in headers:
                 headers[k] = _header_value(v)
-        limit = self.config.max_body_size
-        failure: HttpError | None = None
-        data = b""
         try:
             declared = int(headers.get("content-length") or 0)
         except ValueError:
             declared = 0
-        chunks: list[bytes] = []
-        size = 0
-        if declared > limit:
-            failure = body_too_large(limit)
-        while declared <= limit + DRAIN_BYTES and size <= limit + DRAIN_BYTES:
-            # A refused body is still read, and dropped, so the 413 reaches the client.
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # gone before the body arrived: nobody to answer
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                failure = body_too_large(limit)
-                chunks.clear()
-            elif failure is None:
-                chunks.append(chunk)
-            if not message.get("more_body"):
-                data = b"".join(chunks)
-                break
+        read = await _read_body(receive, declared, self.config.max_body_size)
+        if read is None:
+            return  # gone before the body arrived: nobody to answer
+        data, failure = read
 
         async def body() -> bytes:
             if failure is not None:
@@ -350,25 +332,7 @@ class App:
         session = await self.auth.session(headers)
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
-            body = await request.body()
-            if body and not body.isascii():
-                try:  # the endpoint reads the body as JSON or a form: text either way
-                    body.decode()
-                except UnicodeDecodeError:
-                    raise HttpError(
-                        ErrorCode.INVALID_JSON, "invalid json: the body is not valid UTF-8"
-                    ) from None
-            full = request.raw_path or request.path  # raw: `%2F` stays in a segment
-            rest = RestRequest(
-                method,
-                full.split("?")[0][len("/api/rest/") :],
-                request.query_string,
-                body,
-                headers.get("content-type", ""),
-                path_is_raw=request.raw_path is not None,
-            )
-            answer = await engine.rest(rest, session.role, session.variables)
-            return answer.status, answer.body, JSON_HEADERS + answer.headers
+            return await self._rest(request, engine, session)
         if path in GRAPHQL_PATHS and method == "POST":
             self._require_api("graphql")
             body = await request.body()
@@ -397,6 +361,30 @@ class App:
             self._require_admin(session)
             return 200, _encode(self._config_record()), JSON_HEADERS
         raise NOT_FOUND
+
+    @staticmethod
+    async def _rest(request: Request, engine: Engine, session: Session) -> Response:
+        """A RESTified endpoint call; raises 400 `invalid-json` for a body that is not
+        UTF-8 (the endpoint reads it as JSON or a form: text either way)."""
+        body = await request.body()
+        if body and not body.isascii():
+            try:
+                body.decode()
+            except UnicodeDecodeError:
+                raise HttpError(
+                    ErrorCode.INVALID_JSON, "invalid json: the body is not valid UTF-8"
+                ) from None
+        full = request.raw_path or request.path  # raw: `%2F` stays in a segment
+        rest = RestRequest(
+            request.method,
+            full.split("?")[0][len("/api/rest/") :],
+            request.query_string,
+            body,
+            request.headers.get("content-type", ""),
+            path_is_raw=request.raw_path is not None,
+        )
+        answer = await engine.rest(rest, session.role, session.variables)
+        return answer.status, answer.body, JSON_HEADERS + answer.headers
 
     async def _healthz(self, request: Request) -> Response:
         """`/healthz` as the reference answers it (Hasura docs, "Health Check API"): 200
@@ -454,6 +442,31 @@ class App:
             "is_allow_list_enabled": self.config.enable_allowlist,
             "live_queries": {"batch_size": 100, "refetch_delay": 1},
         }
+
+
+async def _read_body(
+    receive: Receive, declared: int, limit: int
+) -> tuple[bytes, HttpError | None] | None:
+    """ASGI: `(body, None)`, or `(b"", 413 error)` past `limit` bytes (`declared`: the
+    Content-Length, 0 when absent); None when the client went away first. A refused body
+    is still read, up to `DRAIN_BYTES` more, and dropped, so the 413 reaches the client."""
+    failure = body_too_large(limit) if declared > limit else None
+    chunks: list[bytes] = []
+    size = 0
+    while declared <= limit + DRAIN_BYTES and size <= limit + DRAIN_BYTES:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            failure = body_too_large(limit)
+            chunks.clear()
+        elif failure is None:
+            chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks), failure
+    return b"", failure
 
 
 async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
