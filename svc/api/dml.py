@@ -15,6 +15,7 @@ from svc.execute.db import Connection, PostgresError
 from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
 from svc.ir.model import Ir, Table
+from svc.ir.role_view import role_view
 from svc.metadata.args import parse_args
 from svc.metadata.model import qualify
 from svc.plan.nodes import TRUE, ColumnField, Field, RelField, Rows, Select
@@ -78,27 +79,25 @@ class _Reader:
     def __init__(self, ir: Ir, role: str) -> None:
         self.ir = ir
         self.role = role
+        self.view = role_view(ir, role)
 
     def rows(self, table: Table) -> Rows:
         """All rows of `table`, or those the role's filter lets through (with its limit)."""
-        if self.role == "admin":
+        access = self.view.table(table.name)
+        if self.view.admin:
             return Rows(table.name, TRUE)
-        perm = table.select_permissions.get(self.role)
-        if perm is None:
+        if not access.readable:
             raise SvcError(
                 "permission-denied",
                 f'select on "{table.name}" for role "{self.role}" is not allowed. ',
                 path="$.args",
             )
-        where = filter_exp(self.ir.tables, table, perm.filter)
-        return Rows(table.name, where, limit_cap=perm.limit)
+        where = filter_exp(self.ir.tables, table, access.filter)
+        return Rows(table.name, where, limit_cap=access.limit)
 
     def allowed(self, table: Table, column: str) -> bool:
         """Whether the role may read `column` of `table`."""
-        if self.role == "admin":
-            return True
-        perm = table.select_permissions.get(self.role)
-        return perm is not None and column in perm.columns
+        return column in self.view.table(table.name).column_names
 
     def fields(self, table: Table, columns: list[Any]) -> tuple[tuple[str, Field], ...]:
         """The selected columns and relationships; 400 `not-exists` / `permission-denied`."""

@@ -31,6 +31,7 @@ from svc.execute.db import Database
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
+from svc.ir.role_view import is_admin
 from svc.metadata.model import decode_metadata, encode_metadata
 from svc.sql.render import render_root
 
@@ -199,7 +200,7 @@ class Engine:
         legacy `select` runs as another role (its select permission applies); everything
         else is admin only: 400 `access-denied`."""
         body = decode_body(raw)
-        if role != "admin" and body.type not in ROLE_OPERATIONS:
+        if not is_admin(role) and body.type not in ROLE_OPERATIONS:
             raise SvcError(ErrorCode.ACCESS_DENIED, "restricted access : admin only", path="$.args")
         if body.type in READ_ONLY:
             state = await self.current_state()

@@ -54,6 +54,7 @@ from svc.api.validate import select_rules, validate_document
 from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
+from svc.ir.role_view import is_admin
 from svc.plan.build import plan_query
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.sql.render import Statement, render_query
@@ -108,7 +109,7 @@ def _data_body(keys: Iterable[bytes], answers: Iterable[bytes]) -> bytes:
 
 def _errors_body(exc: SvcError, role: str) -> bytes:
     """`{"errors": [...]}` for a request that failed (internals shown to admin only)."""
-    return _encode({"errors": [exc.to_graphql_error(admin=role == "admin")]})
+    return _encode({"errors": [exc.to_graphql_error(admin=is_admin(role))]})
 
 
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
@@ -429,7 +430,7 @@ class GraphQLService:
         limits = self.limits(state, role)
         if limits.rate is not None:
             self.count(role, limits, session, client)
-        if self.allowlist and role != "admin":
+        if self.allowlist and not is_admin(role):
             check_allowed(state, role, req.query if allow_text is None else allow_text)
         key = (role, req.query, req.operationName)
         prepared: Prepared | None = state.plans.get(key)

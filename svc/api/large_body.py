@@ -12,6 +12,7 @@ from typing import Any
 from svc.api.graphql import GraphQLService, decode_json, decode_request, prepare
 from svc.api.state import State
 from svc.errors import SvcError
+from svc.ir.role_view import is_admin
 
 
 def prepare_large_body(
@@ -22,7 +23,7 @@ def prepare_large_body(
     first), else None. Raises 400 `invalid-json`. With the allow-list on (`allowlist`), a
     non-admin document is not prepared (the allow-list is checked first)."""
     raw = decode_json(body)
-    if allowlist and role != "admin":
+    if allowlist and not is_admin(role):
         return raw, None
     for item in raw if isinstance(raw, list) else [raw]:
         try:

@@ -59,6 +59,7 @@ from graphql import (
 )
 
 from svc.errors import SvcError
+from svc.ir.role_view import is_admin
 from svc.metadata.limits import ApiLimits, IntrospectionOptions, RateRule
 
 UNLIMITED = sys.maxsize
@@ -230,7 +231,7 @@ def role_limits(
     depth, nodes = _cap(defaults.depth), _cap(defaults.nodes)
     batch, rate, timeout = UNLIMITED, None, None
     intro_depth = depth
-    if api is not None and not api.disabled and role != "admin":
+    if api is not None and not api.disabled and not is_admin(role):
         if api.depth_limit is not None:
             depth = api.depth_limit.of(role)
         if api.node_limit is not None:
@@ -242,7 +243,7 @@ def role_limits(
         if api.rate_limit is not None:
             rate = api.rate_limit.of(role)
     allowed = (
-        role == "admin" or introspection is None or role not in introspection.disabled_for_roles
+        is_admin(role) or introspection is None or role not in introspection.disabled_for_roles
     )
     return RoleLimits(depth, intro_depth, nodes, batch, timeout, rate, allowed)
 

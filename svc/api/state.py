@@ -16,6 +16,7 @@ from graphql import GraphQLSchema, validate_schema
 from svc.catalog.introspect import DbCatalog
 from svc.errors import SvcError
 from svc.ir import Ir, build_ir
+from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
 
@@ -167,13 +168,15 @@ class PlanCache:
 
 @dataclass(frozen=True, slots=True)
 class State:
-    """One consistent view; `schemas` and `plans` are caches filled on demand."""
+    """One consistent view; `role_views`, `schemas` and `plans` are caches filled on
+    demand (a role's `RoleView` once per IR: its schema and plans read it)."""
 
     version: int
     metadata: Metadata
     catalog: DbCatalog
     ir: Ir
     infer_function_permissions: bool = True  # `--infer-function-permissions` (spec 4.6)
+    role_views: dict[str, RoleView] = field(default_factory=dict)
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
     plans: PlanCache = field(default_factory=PlanCache)
 
@@ -191,6 +194,15 @@ class State:
         ir = build_ir(metadata, catalog, previous)
         return cls(version, metadata, catalog, ir, infer_functions)
 
+    def role_view(self, role: str) -> RoleView:
+        """What `role` may do with this IR (made on first use, then kept)."""
+        found = self.role_views.get(role)
+        if found is None:
+            found = self.role_views[role] = role_view(
+                self.ir, role, infer_functions=self.infer_function_permissions
+            )
+        return found
+
     def schema(self, role: str) -> GraphQLSchema:
         """The GraphQL schema of `role` (built on first use).
 
@@ -201,9 +213,7 @@ class State:
         if found is not None:
             return found
         try:
-            built = build_schema(
-                self.ir, role, infer_function_permissions=self.infer_function_permissions
-            )
+            built = build_schema(self.ir, role, view=self.role_view(role))
             errors: list[Exception] = list(validate_schema(built))  # checked path: now
         except Exception as exc:
             errors = [exc]

@@ -43,6 +43,7 @@ from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.ir import Inconsistency, Ir, build_ir
+from svc.ir.role_view import PERMISSION_KINDS, metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata, qualify
 from svc.plan.build import plan_query
@@ -122,15 +123,9 @@ async def introspect(url: str) -> DbCatalog:
 
 
 def roles_of(md: Metadata) -> tuple[str, ...]:
-    """`admin` and every role named in a table or function permission, sorted after admin."""
-    roles: set[str] = set()
-    for entry in md.tables:
-        for kind in ("insert", "select", "update", "delete"):
-            roles.update(str(p.get("role")) for p in getattr(entry, f"{kind}_permissions"))
-    for fn in md.functions:
-        roles.update(str(p.get("role")) for p in fn.get("permissions") or [] if isinstance(p, dict))
-    roles.discard("admin")
-    return ("admin", *sorted(roles))
+    """`admin` and every role named in a table or function permission, sorted after admin
+    (`svc.ir.role_view.metadata_roles`)."""
+    return metadata_roles(md)
 
 
 def compile_metadata(
@@ -208,7 +203,7 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     if issue.type.endswith("_permission"):
         kind = issue.type.removesuffix("_permission")
         role = issue.definition.get("role") if isinstance(issue.definition, dict) else None
-        perms = getattr(entry, f"{kind}_permissions", [])
+        perms = metadata_permissions(entry, kind)
         j = next((j for j, p in enumerate(perms) if p.get("role") == role), None)
         if j is None:
             return "tables.yaml", base
@@ -268,9 +263,9 @@ def directory_problems(md: Metadata) -> list[Problem]:
     tables: dict[Any, str] = {}
     for i, entry in enumerate(md.tables):
         dup("tables.yaml", tables, entry.table, f"$[{i}]", f"table {entry.table.quoted()}")
-        for kind in ("insert", "select", "update", "delete"):
+        for kind in PERMISSION_KINDS:
             roles: dict[Any, str] = {}
-            for j, perm in enumerate(getattr(entry, f"{kind}_permissions")):
+            for j, perm in enumerate(metadata_permissions(entry, kind)):
                 role = perm.get("role")
                 path = f"$[{i}].{kind}_permissions[{j}]"
                 dup("tables.yaml", roles, role, path, f'{kind} permission of role "{role}"')

@@ -58,6 +58,7 @@ from svc.plan.nodes import (
 )
 from svc.plan.permissions import d_within, filter_exp
 from svc.plan.values import ValueReader
+from svc.schema.build import schema_view
 from svc.schema.info import FieldInfo
 
 ORDER_DIRECTIONS = {
@@ -88,6 +89,8 @@ class Planner:
         self.schema = schema
         self.tables = tables
         self.role = role
+        # Permissions come from the view the schema was built from (one decision).
+        self.view = schema_view(schema)
         self.fragments = fragments
         self.variables = variables
         self.reader = ValueReader(variables)
@@ -167,10 +170,8 @@ class Planner:
 
     def permission_filter(self, table: Table) -> BoolExp:
         """The role's row filter on `table` (true for admin)."""
-        if self.role == "admin":
-            return TRUE
-        perm = table.select_permissions.get(self.role)
-        return TRUE if perm is None else filter_exp(self.tables, table, perm.filter)
+        rule = self.view.table(table.name).filter
+        return TRUE if rule is None else filter_exp(self.tables, table, rule)
 
     def _restricted(self, table: Table, where: BoolExp) -> BoolExp:
         check = self.permission_filter(table)
@@ -180,7 +181,7 @@ class Planner:
 
     def _rows(self, table: Table, args: dict[str, Any], function: FnCall | None = None) -> Rows:
         where = self._restricted(table, self.bool_exp(table, args.get("where")))
-        perm = table.select_permissions.get(self.role) if self.role != "admin" else None
+        cap = self.view.table(table.name).limit
         order = self._order_by(table, args.get("order_by"))
         distinct = tuple(self.reader.concrete(args.get("distinct_on")) or ())
         if distinct:
@@ -192,7 +193,7 @@ class Planner:
             self._window(args.get("limit"), "limit"),
             self._window(args.get("offset"), "offset"),
             distinct,
-            perm.limit if perm is not None else None,
+            cap,
             function,
         )
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
 
-from svc.errors import SvcError, validation_failed
+from svc.errors import ErrorCode, SvcError, validation_failed
 from svc.ir.model import Table
 from svc.ir.permissions import is_session_variable
+from svc.ir.role_view import WriteAccess
 from svc.metadata.model import QualifiedName
 from svc.plan.build import Planner
 from svc.plan.nodes import (
@@ -232,28 +233,32 @@ class MutationPlanner(Planner):
         )
 
     # -- permissions --------------------------------------------------------------------
+    def _write(self, table: Table, kind: str) -> WriteAccess:
+        """The role's `kind` rule on `table`; the schema offers no field without one."""
+        rule = self.view.table(table.name).write(kind)
+        if rule is None:
+            raise SvcError(
+                ErrorCode.PERMISSION_ERROR,
+                f'{kind} on "{table.name}" for role "{self.role}" is not allowed',
+            )
+        return rule
+
     def _filter(self, table: Table, kind: str) -> BoolExp:
         """The role's `filter` of an update or delete permission (true for admin)."""
-        if self.role == "admin":
-            return TRUE
-        perm = getattr(table, f"{kind}_permissions")[self.role]
-        return filter_exp(self.tables, table, perm.filter)
+        rule = self._write(table, kind).filter
+        return TRUE if rule is None else filter_exp(self.tables, table, rule)
 
     def _check(self, table: Table, kind: str) -> BoolExp:
         """The role's `check` of an insert or update permission (true for admin)."""
-        if self.role == "admin":
-            return TRUE
-        perm = getattr(table, f"{kind}_permissions")[self.role]
-        return filter_exp(self.tables, table, perm.check)
+        rule = self._write(table, kind).check
+        return TRUE if rule is None else filter_exp(self.tables, table, rule)
 
     def _presets(self, table: Table, kind: str) -> list[tuple[str, Param]]:
         """Column presets (`set`) of the role's permission; session variables are read at
         execution like any other session value."""
-        if self.role == "admin":
-            return []
-        perm = getattr(table, f"{kind}_permissions")[self.role]
+        presets = self._write(table, kind).presets
         out: list[tuple[str, Param]] = []
-        for column, value in perm.set.items():
+        for column, value in presets.items():
             pg_type = table.column_map[column].pg_type
             source = SessionRef(value.lower()) if is_session_variable(value) else Const(value)
             out.append((column, Param(source, pg_type)))

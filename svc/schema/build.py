@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,6 +48,7 @@ from graphql import (
 
 from svc.ir.model import TEXT_SCALARS, Column, ComputedField, Function, FunctionArg, Ir, Table
 from svc.ir.operators import GENERAL_OPS, LIST_OPS, POSTGIS_OPS, TEXT_OPS
+from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
 from svc.schema.info import info as _info
@@ -90,6 +92,11 @@ AGG_OP = {op: _info("agg_op", op=op) for op in ALL_AGG_OPS}
 
 RECURSION_LIMIT = 20_000
 
+# The view each schema was built from (`schema_view`). Beside the schema, not in its
+# `extensions`, so a schema stays exactly what graphql-core's constructor makes; weak, so
+# an entry goes with its schema (a replaced `State`'s).
+_VIEWS: weakref.WeakKeyDictionary[GraphQLSchema, RoleView] = weakref.WeakKeyDictionary()
+
 
 class SchemaBuilder:
     """Builds one `GraphQLSchema`; types are memoised by name so each is made once."""
@@ -99,19 +106,15 @@ class SchemaBuilder:
         ir: Ir,
         role: str = "admin",
         *,
-        infer_function_permissions: bool = True,
+        view: RoleView | None = None,
         types: Types | None = None,
     ) -> None:
         self.ir = ir
-        self.role = role
-        self.infer_function_permissions = infer_function_permissions
+        # What the role may see and do; `view` (State's, cached) else a new one.
+        self.view = view if view is not None else role_view(ir, role)
         self.t = types if types is not None else Types()
         # Tables the role may select (all, for admin), without the invalid-named ones.
-        self.tables = {
-            name: t
-            for name, t in ir.tables.items()
-            if t.gql_name and (role == "admin" or role in t.select_permissions)
-        }
+        self.tables = self.view.tables()
         self.scalars: dict[str, GraphQLScalarType] = dict(BUILTIN_SCALARS)
         self.types: dict[str, Any] = {}
         t = self.t
@@ -124,7 +127,6 @@ class SchemaBuilder:
         self._limit = t.argument(GraphQLInt, "limit the number of rows returned")
         self._offset = t.argument(GraphQLInt, "skip the first n rows. Use only with order_by")
         # Per-table results, and wrappers and plain input fields per type.
-        self._cols: dict[QualifiedName, tuple[Column, ...]] = {}
         self._select_args: dict[QualifiedName, dict[str, GraphQLArgument]] = {}
         self._op_cols: dict[QualifiedName, dict[str, list[Column]]] = {}
         self._non_null: dict[Any, GraphQLNonNull[Any]] = {}
@@ -136,18 +138,11 @@ class SchemaBuilder:
     # -- what the role may see ------------------------------------------------------------
     def cols(self, table: Table) -> tuple[Column, ...]:
         """The columns the role may select."""
-        if self.role == "admin":
-            return table.columns
-        found = self._cols.get(table.name)
-        if found is None:
-            allowed = set(table.select_permissions[self.role].columns)
-            found = tuple(c for c in table.columns if c.name in allowed)
-            self._cols[table.name] = found
-        return found
+        return self.view.table(table.name).columns
 
     def aggregations(self, table: Table) -> bool:
         """Whether the role may use `x_aggregate` and `<rel>_aggregate` of `table`."""
-        return self.role == "admin" or table.select_permissions[self.role].allow_aggregations
+        return self.view.table(table.name).aggregations
 
     # -- memoisation and shared pieces ----------------------------------------------------
     def _memo(self, name: str, make: Callable[[], Any]) -> Any:
@@ -261,20 +256,7 @@ class SchemaBuilder:
     def computed_fields(self, table: Table) -> tuple[ComputedField, ...]:
         """The computed fields the role may use: scalar ones listed in its select
         permission, `SETOF` ones whose table it may select (Hasura's rules)."""
-        if not table.computed_fields:
-            return ()
-        if self.role == "admin":
-            allowed = None
-        else:
-            allowed = set(table.select_permissions[self.role].computed_fields)
-        out: list[ComputedField] = []
-        for cf in table.computed_fields:
-            if cf.returns_table is not None:
-                if cf.returns_table in self.tables:
-                    out.append(cf)
-            elif allowed is None or cf.name in allowed:
-                out.append(cf)
-        return tuple(out)
+        return self.view.table(table.name).computed_fields
 
     def function_args_type(
         self, name: str, args: tuple[FunctionArg, ...]
@@ -616,7 +598,7 @@ class SchemaBuilder:
                 _info("select", table=table),
             ),
         )
-        if self.aggregations(table):
+        if "select_aggregate" in self.view.table(table.name).root_fields:
             yield (
                 rf.select_aggregate,
                 t.field(
@@ -640,10 +622,7 @@ class SchemaBuilder:
 
     def pk_arguments(self, table: Table) -> dict[str, GraphQLArgument] | None:
         """One required argument per primary key column, when the role sees them all."""
-        if not table.primary_key:
-            return None
-        visible = {c.name for c in self.cols(table)}
-        if not all(c in visible for c in table.primary_key):
+        if "select_by_pk" not in self.view.table(table.name).root_fields:
             return None
         out = {}
         for col_name in table.primary_key:
@@ -651,16 +630,9 @@ class SchemaBuilder:
             out[col.gql_name] = self.argument(self.nn(self.scalar(col.scalar)))
         return out
 
-    def functions(self, exposed_as: str) -> list[Function]:
-        """Tracked functions the role may call: admin all; another role those with a function
-        permission, or (inferred, Hasura's default) whose table it may select."""
-        out: list[Function] = []
-        for fn in sorted(self.ir.functions.values(), key=lambda f: f.gql_name):
-            if fn.exposed_as != exposed_as or fn.returns not in self.tables:
-                continue
-            if self.role == "admin" or self.infer_function_permissions or self.role in fn.roles:
-                out.append(fn)
-        return out
+    def functions(self, exposed_as: str) -> tuple[Function, ...]:
+        """Tracked functions the role may call (`RoleView.functions`)."""
+        return self.view.functions(exposed_as)
 
     def function_fields(self, exposed_as: str) -> dict[str, GraphQLField]:
         """`fn(args, where, …)` and `fn_aggregate` for each function the role may call."""
@@ -721,7 +693,9 @@ class SchemaBuilder:
         t.finish()
         # Without an empty type or a name graphql-core would question, the schema is valid
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
-        return t.schema(query, mutation, subscription)
+        schema = t.schema(query, mutation, subscription)
+        _VIEWS[schema] = self.view
+        return schema
 
 
 @contextmanager
@@ -746,14 +720,26 @@ def _collector_paused() -> Iterator[None]:
 
 
 def build_schema(
-    ir: Ir, role: str = "admin", *, infer_function_permissions: bool = True
+    ir: Ir,
+    role: str = "admin",
+    *,
+    infer_function_permissions: bool = True,
+    view: RoleView | None = None,
 ) -> GraphQLSchema:
-    """The GraphQL schema of `role`: admin sees every tracked table and column; another role
-    sees the tables it has a select permission on, its columns, and aggregates only when
-    allowed; `x_by_pk` only when every key column is visible (Hasura's rules)."""
+    """The GraphQL schema of `role`, showing what its `RoleView` allows (`view`, else a
+    new one): admin sees every tracked table and column; another role the tables it has a
+    select permission on, its columns, and aggregates only when allowed; `x_by_pk` only
+    when every key column is visible (Hasura's rules). The planner finds the view again
+    with `schema_view`."""
+    if view is None:
+        view = role_view(ir, role, infer_functions=infer_function_permissions)
     types = Types() if plain_names(ir) else CheckedTypes()
-    builder = SchemaBuilder(
-        ir, role, infer_function_permissions=infer_function_permissions, types=types
-    )
+    builder = SchemaBuilder(ir, view=view, types=types)
     with _collector_paused():
         return builder.build()
+
+
+def schema_view(schema: GraphQLSchema) -> RoleView:
+    """The `RoleView` a schema made by `build_schema` shows, so the planner applies the
+    permissions the schema was built from; KeyError for any other schema."""
+    return _VIEWS[schema]

@@ -23,7 +23,6 @@ from graphql import (
 )
 
 from svc.ir.model import Column, Table
-from svc.metadata.model import QualifiedName
 from svc.schema.info import AFFECTED_ROWS, RETURNING
 from svc.schema.info import info as _info
 
@@ -40,55 +39,29 @@ class MutationTypes:
     def __init__(self, b: SchemaBuilder) -> None:
         self.b = b
         self.t = b.t
-        # Permission lookups per table: each is asked for every relationship onto it.
-        self._insert_cols: dict[QualifiedName, tuple[Column, ...] | None] = {}
-        self._update_cols: dict[QualifiedName, tuple[Column, ...] | None] = {}
+        self.view = b.view
 
-    # -- what the role may write (Hasura's rules) ---------------------------------------
+    # -- what the role may write (`RoleView`: Hasura's rules) -----------------------------
     def insert_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may give on insert (presets excluded); None: no insert."""
-        if not table.insertable:
-            return None
-        if table.name not in self._insert_cols:
-            self._insert_cols[table.name] = self._writable(table, "insert")
-        return self._insert_cols[table.name]
+        return self.view.table(table.name).insert_columns
 
     def update_cols(self, table: Table) -> tuple[Column, ...] | None:
         """Columns the role may set on update (presets excluded); None: no update. Updates
         need a select permission too (their `where` reads the table)."""
-        if not table.updatable_rows or table.name not in self.b.tables:
-            return None
-        if table.name not in self._update_cols:
-            self._update_cols[table.name] = self._writable(table, "update")
-        return self._update_cols[table.name]
-
-    def _writable(self, table: Table, kind: str) -> tuple[Column, ...] | None:
-        if self.b.role == "admin":
-            return table.columns
-        perm = getattr(table, f"{kind}_permissions").get(self.b.role)
-        if perm is None or perm.backend_only:
-            return None
-        return tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
+        return self.view.table(table.name).update_columns
 
     def can_delete(self, table: Table) -> bool:
         """Whether the role may delete (which needs a select permission too)."""
-        if not table.deletable or table.name not in self.b.tables:
-            return False
-        if self.b.role == "admin":
-            return True
-        perm = table.delete_permissions.get(self.b.role)
-        return perm is not None and not perm.backend_only
+        return self.view.table(table.name).can_delete
 
     def can_select(self, table: Table) -> bool:
         """Whether the role may read rows back (`returning`, `_one`, `_by_pk`)."""
-        return table.name in self.b.tables
+        return self.view.table(table.name).selectable
 
     def pk_visible(self, table: Table) -> bool:
         """Whether every primary key column is selectable (needed by `_by_pk` fields)."""
-        if not table.primary_key or not self.can_select(table):
-            return False
-        visible = {c.name for c in self.b.cols(table)}
-        return all(c in visible for c in table.primary_key)
+        return self.view.table(table.name).pk_visible
 
     # -- input types ----------------------------------------------------------------------
     def _input(
@@ -269,18 +242,18 @@ class MutationTypes:
         )
 
     def fields(self, table: Table) -> dict[str, GraphQLField]:
-        """The mutation root fields of one table."""
+        """The mutation root fields of one table (those its `TableAccess.root_fields` has)."""
         out: dict[str, GraphQLField] = {}
-        has_pk = self.pk_visible(table)
-        if self.insert_cols(table) is not None:
-            out.update(self._insert_fields_of(table))
-        if self.update_cols(table) is not None:
-            out.update(self._update_fields_of(table, has_pk))
-        if self.can_delete(table):
-            out.update(self._delete_fields_of(table, has_pk))
+        roots = self.view.table(table.name).root_fields
+        if "insert" in roots:
+            out.update(self._insert_fields_of(table, "insert_one" in roots))
+        if "update" in roots:
+            out.update(self._update_fields_of(table, "update_by_pk" in roots))
+        if "delete" in roots:
+            out.update(self._delete_fields_of(table, "delete_by_pk" in roots))
         return out
 
-    def _insert_fields_of(self, table: Table) -> dict[str, GraphQLField]:
+    def _insert_fields_of(self, table: Table, one_row: bool) -> dict[str, GraphQLField]:
         b, t = self.b, self.t
         rf = table.root_fields
         row = self.insert_input(table)
@@ -297,7 +270,7 @@ class MutationTypes:
                 _info("insert", table=table),
             )
         }
-        if self.can_select(table):
+        if one_row:
             out[rf.insert_one] = t.field(
                 b.object_type(table),
                 one,

@@ -411,7 +411,7 @@ class App:
         role = session.role
         raw, failed = await engine.prepare_large(body, role)
         if failed is not None:
-            return _encode({"errors": [failed.to_graphql_error(admin=role == "admin")]})
+            return _encode({"errors": [failed.to_graphql_error(admin=session.is_admin)]})
         return await engine.graphql(raw, role, session.variables)
 
     def _require_api(self, name: str) -> None:

@@ -1,0 +1,279 @@
+"""What one role may do with each table and function of an IR: the one place that decides.
+
+Schema, planner, legacy DML and `svc compile` read a `RoleView` instead of the IR's
+permission maps, so a rule (admin sees everything; updates and deletes need a select
+permission; `backend_only` hides a write) is written once. `tests/test_role_view.py`
+finds any other `== "admin"` or `*_permissions` access under `svc/`.
+
+A view is made once per (IR, role) by `svc.api.state.State.role_view` (or `role_view`
+for a one-off) and fills its per-table entries on first use, so a view of a
+1,000-table IR costs nothing until a table is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from svc.ir.model import Column, ComputedField, Function, Ir, Table
+from svc.metadata.model import Metadata, QualifiedName, TableEntry
+
+ADMIN_ROLE = "admin"
+# Permission kinds in the metadata's order of `<kind>_permissions` lists.
+PERMISSION_KINDS = ("insert", "select", "update", "delete")
+
+
+def is_admin(role: str) -> bool:
+    """True for the role that bypasses every permission (Hasura's `admin`)."""
+    return role == ADMIN_ROLE
+
+
+@dataclass(frozen=True, slots=True)
+class WriteAccess:
+    """A role's insert, update or delete rule on one table.
+
+    `columns`: the columns the role may give (insert) or set (update), presets excluded
+    (admin: all; empty for delete). `presets`: column → static value or session variable
+    name. `check`/`filter`: normalised boolean expressions (`svc.ir.permissions`), None
+    when unrestricted (admin; `check` of delete, `filter` of insert).
+    """
+
+    columns: tuple[Column, ...]
+    presets: dict[str, Any]
+    check: Any
+    filter: Any
+    backend_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableAccess:
+    """What a role may do with one table (Hasura's rules, admin sees all).
+
+    `readable`: admin, or the role has a select permission; `selectable`: readable and the
+    table has a GraphQL name (so the schema shows it). `columns` and
+    `computed_fields` are what it may select (`SETOF` computed fields only onto a
+    selectable table). `filter` is the select filter (None: unrestricted), `limit` its
+    row cap. `insert_columns`/`update_columns` are None when that write is not offered
+    (no permission, `backend_only`, a view that cannot take it, or — for updates — no
+    select permission). `root_fields` holds the kinds of root field the table gets:
+    `select`, `select_by_pk`, `select_aggregate`, `insert`, `insert_one`, `update`,
+    `update_by_pk`, `update_many`, `delete`, `delete_by_pk`.
+    """
+
+    table: Table
+    readable: bool
+    selectable: bool
+    columns: tuple[Column, ...]
+    column_names: frozenset[str]
+    computed_fields: tuple[ComputedField, ...]
+    filter: Any
+    limit: int | None
+    aggregations: bool
+    insert: WriteAccess | None
+    update: WriteAccess | None
+    delete: WriteAccess | None
+    insert_columns: tuple[Column, ...] | None
+    update_columns: tuple[Column, ...] | None
+    can_delete: bool
+    pk_visible: bool
+    root_fields: frozenset[str]
+
+    def write(self, kind: str) -> WriteAccess | None:
+        """The rule of write `kind` (`insert`, `update`, `delete`); None without one."""
+        return {"insert": self.insert, "update": self.update, "delete": self.delete}[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class RoleView:
+    """What `role` may do with `ir`'s tables and functions.
+
+    `infer_functions` is `--infer-function-permissions`: a role may call a function
+    returning a table it may select even without a function permission (spec 4.6).
+    Entries are built on first use and kept (`_tables`), never changed after.
+    """
+
+    ir: Ir
+    role: str
+    infer_functions: bool = True
+    _tables: dict[QualifiedName, TableAccess] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _functions: dict[str, tuple[Function, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @property
+    def admin(self) -> bool:
+        """True when the view is admin's (every table, column and write)."""
+        return is_admin(self.role)
+
+    def selectable(self, name: QualifiedName) -> bool:
+        """Whether the role may read table `name` (tracked, with a GraphQL name)."""
+        table = self.ir.tables.get(name)
+        return table is not None and bool(table.gql_name) and self._may_select(table)
+
+    def _may_select(self, table: Table) -> bool:
+        return self.admin or self.role in table.select_permissions
+
+    def tables(self) -> dict[QualifiedName, Table]:
+        """The tables the role may read, in the IR's order."""
+        return {n: t for n, t in self.ir.tables.items() if t.gql_name and self._may_select(t)}
+
+    def table(self, name: QualifiedName) -> TableAccess:
+        """The role's access to tracked table `name` (KeyError when it is not tracked)."""
+        found = self._tables.get(name)
+        if found is None:
+            found = self._tables[name] = _table_access(self, self.ir.tables[name])
+        return found
+
+    def functions(self, exposed_as: str) -> tuple[Function, ...]:
+        """Tracked functions exposed as `exposed_as` (`query`/`mutation`) that the role may
+        call, by GraphQL name: admin all; another role those returning a table it may
+        select, with a function permission or when permissions are inferred."""
+        found = self._functions.get(exposed_as)
+        if found is None:
+            found = self._functions[exposed_as] = tuple(
+                fn
+                for fn in sorted(self.ir.functions.values(), key=lambda f: f.gql_name)
+                if fn.exposed_as == exposed_as
+                and self.selectable(fn.returns)
+                and (self.admin or self.infer_functions or self.role in fn.roles)
+            )
+        return found
+
+
+def role_view(ir: Ir, role: str, *, infer_functions: bool = True) -> RoleView:
+    """A new view of `ir` for `role` (callers that serve many requests keep one:
+    `State.role_view`)."""
+    return RoleView(ir, role, infer_functions)
+
+
+def _table_access(view: RoleView, table: Table) -> TableAccess:
+    admin, role = view.admin, view.role
+    sp = None if admin else table.select_permissions.get(role)
+    selectable = bool(table.gql_name) and (admin or sp is not None)
+    if admin:
+        columns = table.columns
+    else:
+        allowed = set(sp.columns) if sp is not None else set()
+        columns = tuple(c for c in table.columns if c.name in allowed)
+    names = frozenset(c.name for c in columns)
+    insert, update, delete = (_write(table, kind, role, admin) for kind in ("i", "u", "d"))
+    insert_cols = _offered(insert, table.insertable)
+    update_cols = _offered(update, table.updatable_rows and selectable)
+    can_delete = table.deletable and selectable and delete is not None and not delete.backend_only
+    pk_visible = bool(table.primary_key) and selectable and names.issuperset(table.primary_key)
+    aggregations = admin or (sp is not None and sp.allow_aggregations)
+    return TableAccess(
+        table=table,
+        readable=admin or sp is not None,
+        selectable=selectable,
+        columns=columns,
+        column_names=names,
+        computed_fields=_computed(view, table, None if admin else sp),
+        filter=None if sp is None else sp.filter,
+        limit=None if sp is None else sp.limit,
+        aggregations=aggregations,
+        insert=insert,
+        update=update,
+        delete=delete,
+        insert_columns=insert_cols,
+        update_columns=update_cols,
+        can_delete=can_delete,
+        pk_visible=pk_visible,
+        root_fields=frozenset(
+            _root_fields(
+                selectable,
+                aggregations,
+                pk_visible,
+                insert_cols is not None,
+                update_cols is not None,
+                can_delete,
+            )
+            if table.gql_name
+            else ()
+        ),
+    )
+
+
+def _write(table: Table, kind: str, role: str, admin: bool) -> WriteAccess | None:
+    """The insert (`i`), update (`u`) or delete (`d`) rule of `role` on `table`."""
+    if admin:
+        return WriteAccess(table.columns if kind != "d" else (), {}, None, None, False)
+    if kind == "d":
+        dp = table.delete_permissions.get(role)
+        return None if dp is None else WriteAccess((), {}, None, dp.filter, dp.backend_only)
+    perm = (table.insert_permissions if kind == "i" else table.update_permissions).get(role)
+    if perm is None:
+        return None
+    given = tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
+    filter_ = getattr(perm, "filter", None)  # inserts have none
+    return WriteAccess(given, perm.set, perm.check, filter_, perm.backend_only)
+
+
+def _offered(write: WriteAccess | None, possible: bool) -> tuple[Column, ...] | None:
+    """The columns of a write the schema offers, or None (Hasura hides `backend_only`)."""
+    if not possible or write is None or write.backend_only:
+        return None
+    return write.columns
+
+
+def _computed(view: RoleView, table: Table, sp: Any) -> tuple[ComputedField, ...]:
+    """Scalar computed fields the select permission lists (admin: all), `SETOF` ones onto
+    a table the role may select (Hasura's rules)."""
+    if not table.computed_fields or (sp is None and not view.admin):
+        return ()
+    allowed = None if sp is None else set(sp.computed_fields)
+    return tuple(
+        cf
+        for cf in table.computed_fields
+        if (
+            view.selectable(cf.returns_table)
+            if cf.returns_table is not None
+            else allowed is None or cf.name in allowed
+        )
+    )
+
+
+def _root_fields(
+    select: bool, aggregate: bool, by_pk: bool, insert: bool, update: bool, delete: bool
+) -> Iterator[str]:
+    if select:
+        yield "select"
+        if aggregate:
+            yield "select_aggregate"
+    if by_pk:
+        yield "select_by_pk"
+    if insert:
+        yield "insert"
+        if select:
+            yield "insert_one"
+    if update:
+        yield from ("update", "update_many")
+        if by_pk:
+            yield "update_by_pk"
+    if delete:
+        yield "delete"
+        if by_pk:
+            yield "delete_by_pk"
+
+
+# -- the roles a metadata document names --------------------------------------------------
+def metadata_permissions(entry: TableEntry, kind: str) -> list[Any]:
+    """The raw `<kind>_permissions` list of a metadata table entry (for locating an
+    entry in the document; decisions use `TableAccess`)."""
+    return list(getattr(entry, f"{kind}_permissions", []))
+
+
+def metadata_roles(md: Metadata) -> tuple[str, ...]:
+    """`admin` and every role named in a table or function permission of `md`, sorted
+    after admin (roles whose permissions do not resolve included)."""
+    roles: set[str] = set()
+    for entry in md.tables:
+        for kind in PERMISSION_KINDS:
+            roles.update(str(p.get("role")) for p in metadata_permissions(entry, kind))
+    for fn in md.functions:
+        roles.update(str(p.get("role")) for p in fn.get("permissions") or [] if isinstance(p, dict))
+    roles.discard(ADMIN_ROLE)
+    return (ADMIN_ROLE, *sorted(roles))
