@@ -9,6 +9,7 @@ The rest are unit tests of the view over a pure IR (no Postgres).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import zlib
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbConstraint, DbForeignKey, DbTable
-from svc.ir import Ir, build_ir
+from svc.ir import Ir, RootFields, build_ir
 from svc.ir.role_view import PERMISSION_KINDS, is_admin, metadata_roles, role_view
 from svc.metadata.model import QualifiedName, metadata_from_obj
 from svc.schema import build_schema
@@ -222,20 +223,8 @@ METADATA: dict[str, Any] = {
 }
 AUTHOR = QualifiedName(schema="public", name="author")
 ARTICLE = QualifiedName(schema="public", name="article")
-ALL_ROOTS = frozenset(
-    {
-        "select",
-        "select_by_pk",
-        "select_aggregate",
-        "insert",
-        "insert_one",
-        "update",
-        "update_by_pk",
-        "update_many",
-        "delete",
-        "delete_by_pk",
-    }
-)
+# The kinds of root field a table can get: `RootFields` names one of each.
+ALL_ROOTS = frozenset(f.name for f in dataclasses.fields(RootFields))
 
 
 @pytest.fixture(scope="module")
@@ -292,16 +281,7 @@ def test_columns_filters_presets_as_metadata_says(ir: Ir) -> None:
     assert article.update is not None and _names(article.update_columns or ()) == ["title"]
     # backend_only: the rule exists (the planner reads it), the schema offers no field.
     assert article.delete is not None and article.delete.backend_only and not article.can_delete
-    assert article.root_fields == {
-        "select",
-        "select_by_pk",
-        "select_aggregate",
-        "insert",
-        "insert_one",
-        "update",
-        "update_by_pk",
-        "update_many",
-    }
+    assert article.root_fields == ALL_ROOTS - {"delete", "delete_by_pk"}
 
 
 def test_hidden_key_hides_by_pk_fields(ir: Ir) -> None:
