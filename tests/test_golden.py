@@ -281,7 +281,7 @@ def test_golden_mutation_sql(
     from graphql import parse
 
     from svc.api.graphql import prepare
-    from svc.api.mutation import plan_mutation
+    from svc.plan.operation import PlanInput, plan_operation
     from svc.sql.mutation import render_write
 
     state, db, loop = compiled_env
@@ -289,15 +289,10 @@ def test_golden_mutation_sql(
     schema = state.schema("admin")
     prepared = prepare(schema, query, None)
     variables = {"n": 3} if "$n" in query else {}
-    roots = plan_mutation(
-        schema,
-        state.ir.tables,
-        prepared.operation,
-        prepared.fragments,
-        variables,
-        stringify=False,
-        role="admin",
+    given = PlanInput(
+        schema, state.ir.tables, prepared.operation, prepared.fragments, variables, False, "admin"
     )
+    roots = plan_operation(given).mutation.roots
     statements = [render_write(root.writes[0], root) for _, root in roots if root is not None]
     text = f"-- {query}\n" + "\n".join(s.sql for s in statements) + "\n"
     assert text == snapshot(extension_class=GoldenSQL)

@@ -48,15 +48,15 @@ from svc.api.limits import (
     rate_limited,
     role_limits,
 )
-from svc.api.mutation import execute_mutation, plan_mutation
+from svc.api.mutation import execute_mutation
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
 from svc.errors import SvcError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.ir.role_view import is_admin
-from svc.plan.build import plan_query
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
+from svc.plan.operation import PlanInput, plan_operation
 from svc.sql.render import Statement, render_query
 
 _encode = msgspec.json.encode
@@ -343,19 +343,12 @@ class GraphQLService:
         shape = _shape_key(prepared, variables)
         compiled = prepared.compiled.get(shape)
         if compiled is None:
-            plan, structural, leaf_vars = plan_query(
-                schema,
-                state.ir.tables,
-                prepared.operation,
-                prepared.fragments,
-                variables,
-                stringify=self.stringify,
-                role=role,
-            )
+            planned = plan_operation(self._input(state, role, prepared, variables))
+            plan = planned.query
             statement, aliases = render_query(plan)
             compiled = Compiled(plan, statement, aliases)
-            prepared.structural = prepared.structural | structural
-            prepared.leaf_vars = prepared.leaf_vars | leaf_vars
+            prepared.structural = prepared.structural | planned.structural
+            prepared.leaf_vars = prepared.leaf_vars | planned.leaf_vars
             shape = _shape_key(prepared, variables)
             prepared.compiled[shape] = compiled
             key = (role, req.query, req.operationName)
@@ -484,16 +477,23 @@ class GraphQLService:
         statement timeout; 0: none)."""
         schema = state.schema(role)
         variables = coerce_variables(schema, prepared, req.variables)
-        roots = plan_mutation(
-            schema,
+        planned = plan_operation(self._input(state, role, prepared, variables))
+        roots = planned.mutation.roots
+        return await execute_mutation(self.db, state.ir.tables, roots, variables, session, timeout)
+
+    def _input(
+        self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]
+    ) -> PlanInput:
+        """What planning `prepared` for `role` under `state` reads."""
+        return PlanInput(
+            state.schema(role),
             state.ir.tables,
             prepared.operation,
             prepared.fragments,
             variables,
-            stringify=self.stringify,
-            role=role,
+            self.stringify,
+            role,
         )
-        return await execute_mutation(self.db, state.ir.tables, roots, variables, session, timeout)
 
     def _assemble(
         self,

@@ -1,4 +1,5 @@
-"""Run a mutation operation: every root field in order, in one transaction (issue 3).
+"""Run a planned mutation operation (`svc.plan.operation.plan_operation`): every root field
+in order, in one transaction (issue 3).
 
 Session variables are set transaction-locally (`svc.user`, as the reference's event
 triggers read them), and so is the time limit of each statement (`statement_timeout`), in
@@ -8,11 +9,10 @@ GraphQL error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from graphql import FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode
-from graphql.execution.collect_fields import collect_fields
 
 from svc.errors import SvcError
 from svc.execute.db import Connection, Database, PostgresError
@@ -20,7 +20,7 @@ from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
-from svc.plan.mutation import Insert, InsertRow, MutationPlanner, MutationRoot
+from svc.plan.mutation import Insert, InsertRow, MutationRoot
 from svc.plan.nodes import Const, Param
 from svc.sql.mutation import render_answer_from_rows, render_insert_returning_row, render_write
 from svc.sql.render import Statement, render_root
@@ -30,32 +30,6 @@ _decode = msgspec.json.decode
 # The session variables and the statement time limit (milliseconds), both transaction-local,
 # in one round trip.
 SESSION_SQL = "SELECT set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)"
-
-
-def plan_mutation(
-    schema: GraphQLSchema,
-    tables: dict[QualifiedName, Table],
-    op: OperationDefinitionNode,
-    fragments: dict[str, FragmentDefinitionNode],
-    variables: dict[str, Any],
-    *,
-    stringify: bool,
-    role: str,
-) -> list[tuple[str, MutationRoot | None]]:
-    """(alias, plan) per root field in order; `None` for `__typename`."""
-    root_type = schema.mutation_type
-    assert root_type is not None
-    planner = MutationPlanner(schema, tables, fragments, variables, stringify=stringify, role=role)
-    out: list[tuple[str, MutationRoot | None]] = []
-    for alias, nodes in collect_fields(
-        schema, fragments, variables, root_type, op.selection_set
-    ).items():
-        name = nodes[0].name.value
-        if name == "__typename":
-            out.append((alias, None))
-        else:
-            out.append((alias, planner.mutation_root(alias, root_type.fields[name], nodes)))
-    return out
 
 
 def _as_bytes(value: Any) -> bytes:
@@ -80,7 +54,7 @@ class MutationRunner:
         self.session = session
         self.statement_timeout = statement_timeout  # milliseconds as text, "0": none
 
-    async def run(self, roots: list[tuple[str, MutationRoot | None]]) -> bytes:
+    async def run(self, roots: Sequence[tuple[str, MutationRoot | None]]) -> bytes:
         """The `{"data": …}` body; raises `SvcError` (the caller's transaction rolls back)."""
         session = _encode(self.session).decode()
         await self.conn.execute(SESSION_SQL, session, self.statement_timeout)
@@ -176,7 +150,7 @@ class MutationRunner:
 async def execute_mutation(
     db: Database,
     tables: dict[QualifiedName, Table],
-    roots: list[tuple[str, MutationRoot | None]],
+    roots: Sequence[tuple[str, MutationRoot | None]],
     variables: dict[str, Any],
     session: dict[str, str],
     timeout: float | None = None,

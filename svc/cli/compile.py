@@ -29,14 +29,12 @@ from typing import Any
 from graphql import (
     GraphQLError,
     GraphQLSchema,
-    OperationType,
     parse,
     print_schema,
     validate_schema,
 )
 
 from svc.api.graphql import coerce_variables, prepare
-from svc.api.mutation import plan_mutation
 from svc.catalog.introspect import DbCatalog
 from svc.cli.metadata import read_directory
 from svc.config import Config
@@ -46,9 +44,9 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import PERMISSION_KINDS, metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata, qualify
-from svc.plan.build import plan_query
 from svc.plan.mutation import Insert
-from svc.plan.nodes import Const, SessionJson, SessionRef, VarRef
+from svc.plan.nodes import Const, QueryPlan, SessionJson, SessionRef, VarRef
+from svc.plan.operation import PlanInput, plan_operation
 from svc.schema import build_schema
 from svc.sql.mutation import render_write
 from svc.sql.render import Statement, render_query, render_root
@@ -422,7 +420,7 @@ def operation_sql(
     stringify: bool = False,
 ) -> list[tuple[str, Statement | None]]:
     """`(label, statement)` of the operation in `text` for `role`, through the server's own
-    pipeline (`svc.api.graphql.prepare`, `plan_query` / `plan_mutation`, `svc.sql`).
+    pipeline (`svc.api.graphql.prepare`, `svc.plan.operation.plan_operation`, `svc.sql`).
 
     A query or subscription is one statement (label `query`; what `/v1/graphql` runs); a
     mutation one per write of each root field (label: the alias), `None` for a nested
@@ -431,29 +429,17 @@ def operation_sql(
     """
     prepared = prepare(schema, text, operation_name)
     values = coerce_variables(schema, prepared, variables)
-    if prepared.operation.operation != OperationType.MUTATION:
-        plan, _, _ = plan_query(
-            schema,
-            ir.tables,
-            prepared.operation,
-            prepared.fragments,
-            values,
-            stringify=stringify,
-            role=role,
+    planned = plan_operation(
+        PlanInput(
+            schema, ir.tables, prepared.operation, prepared.fragments, values, stringify, role
         )
+    )
+    plan = planned.database.plan
+    if isinstance(plan, QueryPlan):
         statement, aliases = render_query(plan)
         return [("query", statement)] if aliases else []
     out: list[tuple[str, Statement | None]] = []
-    roots = plan_mutation(
-        schema,
-        ir.tables,
-        prepared.operation,
-        prepared.fragments,
-        values,
-        stringify=stringify,
-        role=role,
-    )
-    for alias, root in roots:
+    for alias, root in plan.roots:
         if root is None:
             continue
         if root.query is not None:
