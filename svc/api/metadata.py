@@ -24,6 +24,7 @@ from svc.execute.db import Connection, Database, PostgresError
 from svc.execute.errors import map_run_sql_error
 from svc.execute.run_sql import run_script
 from svc.ir import Inconsistency, Ir, build_ir
+from svc.ir.checks import CheckIssue
 from svc.ir.rename import rename_columns, rename_table, type_dependents
 from svc.metadata import apply
 from svc.metadata.args import (
@@ -95,7 +96,10 @@ class Context:
         """
         old = {i.key for i in self.ir.inconsistencies}
         ir = build_ir(md, self.catalog, self.ir)
-        new = [i for i in ir.inconsistencies if i.key not in old]
+        # Whole-document checks are reported, not refused (`svc.ir.checks`).
+        new = [
+            i for i in ir.inconsistencies if i.key not in old and not isinstance(i, CheckIssue)
+        ]
         if new and on_new == "cascade":
             md = apply.derive(md)
             for issue in new:

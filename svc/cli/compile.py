@@ -4,11 +4,11 @@ Loads the directory (`svc.metadata.directory`), introspects the database once
 (`svc.execute.db`), builds the IR (`svc.ir.build_ir`) and the GraphQL schema of every role
 (`svc.schema.build_schema`: admin and every role named in a permission), and prints every
 problem as `file: path: reason` on stderr, where `path` is a JSON path inside the file
-(`$[3].select_permissions[0]`). Problems are the IR's inconsistencies (what the server would
-list in `get_inconsistent_metadata`, spec 2.11) plus what the server would silently resolve
-one way or another: duplicate declarations, root-field name clashes, allow-list entries and
-REST endpoints naming missing collections or queries, collection queries that do not parse,
-and schemas graphql-core rejects.
+(`$[3].select_permissions[0]`). Problems are the IR's inconsistencies (what the server
+lists in `get_inconsistent_metadata`, spec 2.11), among them the whole-document checks of
+`svc.ir.checks` (duplicate declarations, root-field name clashes, allow-list entries and
+REST endpoints naming missing collections or queries, collection queries that do not
+parse), plus schemas graphql-core rejects.
 
 Exit status: 0 consistent, 1 problems (or a query that does not compile), 2 the directory
 or database could not be read. `--print-schema ROLE` writes the role's SDL and
@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
-    GraphQLError,
     GraphQLSchema,
-    parse,
     print_schema,
     validate_schema,
 )
@@ -41,7 +39,8 @@ from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.ir import Inconsistency, Ir, build_ir
-from svc.ir.role_view import PERMISSION_KINDS, metadata_permissions, metadata_roles
+from svc.ir.checks import CheckIssue
+from svc.ir.role_view import metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata, qualify
 from svc.plan.mutation import Insert
@@ -136,8 +135,6 @@ def compile_metadata(
     result.problems.extend(
         Problem(*locate(md, issue), issue.reason) for issue in ir.inconsistencies
     )
-    result.problems.extend(directory_problems(md))
-    result.problems.extend(root_field_clashes(md, ir))
     for role in result.roles:
         try:
             schema = build_schema(ir, role, infer_function_permissions=infer_function_permissions)
@@ -180,8 +177,11 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     Tables, relationships, permissions and computed fields are found in `tables.yaml` by the
     table name and the relationship / role / computed-field name the inconsistency carries
     (`svc.ir.build`); functions in `functions.yaml` by name. A permission naming a missing
-    column points at that column in `columns` or `set` when it is there.
+    column points at that column in `columns` or `set` when it is there. A whole-document
+    check (`svc.ir.checks.CheckIssue`) carries its own place.
     """
+    if isinstance(issue, CheckIssue):
+        return issue.file, issue.path
     if issue.type == "function":
         definition = issue.definition if isinstance(issue.definition, dict) else {}
         wanted = qualify(definition.get("function"))
@@ -238,133 +238,6 @@ def _column_in(item: dict[str, Any], issue: Inconsistency) -> str:
     if isinstance(presets, dict) and column in presets:
         return f".permission.set.{column}"
     return ""
-
-
-# -- checks the IR does not make -----------------------------------------------------------
-
-
-def directory_problems(md: Metadata) -> list[Problem]:
-    """Duplicate declarations (tables, functions, a role's permission of one kind, computed
-    fields, collections, queries of a collection), allow-list entries and REST endpoints
-    naming missing collections or queries, and collection queries that do not parse.
-
-    The server keeps one of the duplicates silently; Hasura refuses them.
-    """
-    out: list[Problem] = []
-
-    def dup(file: str, seen: dict[Any, str], key: Any, path: str, what: str) -> None:
-        if key in seen:
-            out.append(Problem(file, path, f"{what} is declared more than once (also {seen[key]})"))
-        else:
-            seen[key] = path
-
-    tables: dict[Any, str] = {}
-    for i, entry in enumerate(md.tables):
-        dup("tables.yaml", tables, entry.table, f"$[{i}]", f"table {entry.table.quoted()}")
-        for kind in PERMISSION_KINDS:
-            roles: dict[Any, str] = {}
-            for j, perm in enumerate(metadata_permissions(entry, kind)):
-                role = perm.get("role")
-                path = f"$[{i}].{kind}_permissions[{j}]"
-                dup("tables.yaml", roles, role, path, f'{kind} permission of role "{role}"')
-        fields: dict[Any, str] = {}
-        for j, cf in enumerate(entry.computed_fields):
-            name = cf.get("name")
-            path = f"$[{i}].computed_fields[{j}]"
-            dup("tables.yaml", fields, name, path, f'computed field "{name}"')
-    functions: dict[Any, str] = {}
-    for i, fn in enumerate(md.functions):
-        try:
-            name = qualify(fn.get("function"))
-        except Exception:  # an unreadable name is reported by the IR
-            continue
-        dup("functions.yaml", functions, name, f"$[{i}]", f"function {name.quoted()}")
-    collections: dict[Any, str] = {}
-    queries: dict[str, set[Any]] = {}
-    for i, coll in enumerate(md.query_collections):
-        name = coll.get("name")
-        dup("query_collections.yaml", collections, name, f"$[{i}]", f'collection "{name}"')
-        definition = _obj(coll.get("definition"))
-        seen: dict[Any, str] = {}
-        for j, q in enumerate(definition.get("queries") or []):
-            path = f"$[{i}].definition.queries[{j}]"
-            if not isinstance(q, dict):
-                out.append(Problem("query_collections.yaml", path, "expected {name, query}"))
-                continue
-            dup("query_collections.yaml", seen, q.get("name"), path, f'query "{q.get("name")}"')
-            queries.setdefault(str(name), set()).add(q.get("name"))
-            try:
-                parse(str(q.get("query", "")))
-            except GraphQLError as exc:
-                out.append(Problem("query_collections.yaml", path + ".query", exc.message))
-    for i, item in enumerate(md.allowlist):
-        name = item.get("collection")
-        if name not in collections:
-            reason = f'collection "{name}" does not exist in query_collections.yaml'
-            out.append(Problem("allow_list.yaml", f"$[{i}].collection", reason))
-    for i, ep in enumerate(md.rest_endpoints):
-        ref = _obj(_obj(ep.get("definition")).get("query"))
-        coll_name, query = ref.get("collection_name"), ref.get("query_name")
-        if coll_name not in collections:
-            reason = f'collection "{coll_name}" does not exist in query_collections.yaml'
-            out.append(Problem("rest_endpoints.yaml", f"$[{i}].definition.query", reason))
-        elif query not in queries.get(str(coll_name), set()):
-            reason = f'query "{query}" does not exist in collection "{coll_name}"'
-            out.append(Problem("rest_endpoints.yaml", f"$[{i}].definition.query", reason))
-    return out
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def root_field_clashes(md: Metadata, ir: Ir) -> list[Problem]:
-    """Two tables or functions giving one root field name (in the admin schema, which has
-    every root field): the schema would keep only one of them. Reported at the later
-    declaration in file order."""
-    owners: dict[tuple[str, str], str] = {}
-    out: list[Problem] = []
-
-    def claim(root: str, name: str, what: str, file: str, path: str) -> None:
-        other = owners.get((root, name))
-        if other is None:
-            owners[(root, name)] = what
-        elif other != what:
-            reason = f'{root} field "{name}" of {what} conflicts with the one of {other}'
-            out.append(Problem(file, path, reason))
-
-    for i, entry in enumerate(md.tables):
-        table = ir.tables.get(entry.table)
-        if table is None or not table.gql_name:
-            continue
-        what, rf, path = f"table {table.name.quoted()}", table.root_fields, f"$[{i}]"
-        for name in (
-            rf.select,
-            rf.select_aggregate,
-            *((rf.select_by_pk,) * bool(table.primary_key)),
-        ):
-            claim("query_root", name, what, "tables.yaml", path)
-        writes = (
-            (table.insertable, (rf.insert, rf.insert_one)),
-            (table.updatable_rows, (rf.update, rf.update_by_pk, rf.update_many)),
-            (table.deletable, (rf.delete, rf.delete_by_pk)),
-        )
-        for allowed, names in writes:
-            for name in names if allowed else ():
-                claim("mutation_root", name, what, "tables.yaml", path)
-    for i, raw in enumerate(md.functions):
-        try:
-            fn = ir.functions.get(qualify(raw.get("function")))
-        except Exception:  # an unreadable name is reported by the IR
-            continue
-        if fn is None:
-            continue
-        root = "query_root" if fn.exposed_as == "query" else "mutation_root"
-        what = f"function {fn.name.quoted()}"
-        claim(root, fn.gql_name, what, "functions.yaml", f"$[{i}]")
-        if fn.exposed_as == "query" and fn.returns_set:
-            claim(root, f"{fn.gql_name}_aggregate", what, "functions.yaml", f"$[{i}]")
-    return out
 
 
 # -- outputs ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
 from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
+from svc.ir.checks import metadata_checks
 from svc.ir.functions import FunctionError, resolve_computed_field, resolve_function
 from svc.ir.model import (
     SCALAR_NAMES,
@@ -69,8 +70,10 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
             if found:
                 issues.extend(found)
     functions = _functions(md, run.fn_index, set(entries), issues)
+    tables = {name: build.table for name, build in builds.items()}
+    issues.extend(metadata_checks(md, tables, functions))  # the document as a whole
     return Ir(
-        tables={name: build.table for name, build in builds.items()},
+        tables=tables,
         inconsistencies=tuple(issues),
         functions=functions,
         cache=IrCache(builds, catalog.functions, run.dependents(builds)),
