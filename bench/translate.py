@@ -124,7 +124,9 @@ class StubDatabase:
     def __init__(self, answers: dict[str, tuple[bytes, ...]]) -> None:
         self.answers = answers
 
-    async def query_json(self, sql: str, args: list[Any], columns: int) -> tuple[bytes, ...]:
+    async def query_json(
+        self, sql: str, args: list[Any], columns: int, timeout: float | None = None
+    ) -> tuple[bytes, ...]:
         """The recorded answer of `sql`."""
         return self.answers[sql]
 
