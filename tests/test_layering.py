@@ -9,14 +9,28 @@ from pathlib import Path
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 # Earlier layers first. Modules at the package root (errors, config, version) are layer 0.
-LAYERS = ["metadata", "catalog", "ir", "schema", "plan", "sql", "execute", "api", "server", "cli"]
+LAYERS = [
+    "metadata",
+    "catalog",
+    "ir",
+    "schema",
+    "plan",
+    "sql",
+    "execute",
+    "workers",  # background workers: claim queue rows through svc.execute, run by svc.api
+    "api",
+    "server",
+    "cli",
+]
 # Packages of layer 0 beside the root modules (errors, config, version, json_path): they
 # import nothing of svc above layer 0. Every package of svc is here or in LAYERS.
-LAYER0 = ["embedded"]
+LAYER0 = ["embedded", "outbound"]  # outbound: the one HTTP client (server, api, workers)
 # The HTTP layer talks to the rest of svc only through these entry modules of `svc.api`
 # (and layer 0): no planner, executor or GraphQL-pipeline internals (issue 12).
 SERVER_ENTRIES = ("svc.api.engine", "svc.api.rest", "svc.api.health")
-RESTRICTED = {"asyncpg": {"execute"}, "granian": {"cli"}}
+# httpx: the process's outbound calls go through svc.outbound's one pooled client; the
+# CLI's `svc metadata` is a short-lived client of a remote svc, not the server process.
+RESTRICTED = {"asyncpg": {"execute"}, "granian": {"cli"}, "httpx": {"outbound", "cli"}}
 
 
 def layer_of(module: str) -> int:
@@ -100,3 +114,12 @@ def test_the_server_imports_only_api_entries() -> None:
     assert server_may_import("svc.api.engine")
     assert server_may_import("svc.json_path")
     assert server_may_import("svc.embedded")
+
+
+def test_the_seams_have_their_places() -> None:
+    """Issue 12's seams: the outbound client is layer 0 (the server and later layers use
+    it); workers sit between the executor they claim through and the API that runs them."""
+    assert layer_of("svc.outbound.client") == 0
+    assert layer_of("svc.execute.db") < layer_of("svc.workers.worker") < layer_of("svc.api.engine")
+    assert server_may_import("svc.outbound")
+    assert not server_may_import("svc.workers")
