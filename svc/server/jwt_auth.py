@@ -7,7 +7,7 @@
   characters, as Hasura's `parseHmacKey`); `RS256`/`RS384`/`RS512`, `ES256`/`ES384`/`ES512`
   or `Ed25519` (pyjwt's `EdDSA`) with a PEM public key or an X.509 certificate PEM.
   Tokens must use exactly that algorithm (never `none`, never HS with a public key).
-- `jwk_url` instead of `key`: a JWK set fetched with httpx and cached for the answer's
+- `jwk_url` instead of `key`: a JWK set fetched (`svc.outbound`) and cached for the answer's
   `Cache-Control: max-age`/`s-maxage`, else its `Expires` (Hasura's `updateJwkRef`); an
   answer with neither is kept until a token names an unknown `kid`. A token whose `kid` is
   not in the set makes one more fetch, at most once per `refetch_interval` seconds (10).
@@ -63,10 +63,10 @@ import sys
 import time
 from typing import Any
 
-import httpx
 import jwt
 
 from svc.errors import ErrorCode, SvcError
+from svc.outbound import OutboundError, shared_client
 from svc.server.jwt_config import (
     ALLOWED_ROLES_CLAIM,
     DEFAULT_CLAIMS_NAMESPACE,
@@ -405,21 +405,21 @@ class JwtVerifier:
             assert self.jwk_url is not None
             self.fetch_count += 1
             try:
-                async with httpx.AsyncClient(timeout=_JWKS_TIMEOUT_SECONDS) as client:
-                    response = await client.get(self.jwk_url)
-                if not 200 <= response.status_code < 300:
-                    raise ValueError(f"Non-2xx response ({response.status_code})")
+                response = await shared_client().request(
+                    "GET", self.jwk_url, timeout=_JWKS_TIMEOUT_SECONDS
+                )
+                if not 200 <= response.status < 300:
+                    raise ValueError(f"Non-2xx response ({response.status})")
                 keys = parse_jwks(response.json())
-            except (httpx.HTTPError, ValueError) as exc:
+            except (OutboundError, ValueError) as exc:
                 self._log(f"Error fetching JWK from {self.jwk_url}: {exc}")
                 if self._jwks is None:
                     self._jwks = []
                 self._jwks_expires = time.monotonic() + _JWKS_RETRY_SECONDS
             else:
                 self._jwks = keys
-                headers = response.headers
                 ttl = cache_lifetime(
-                    headers.get("cache-control"), headers.get("expires"), time.time()
+                    response.header("cache-control"), response.header("expires"), time.time()
                 )
                 self._jwks_expires = (
                     None if ttl is None else time.monotonic() + max(ttl, _JWKS_MIN_CACHE_SECONDS)
@@ -433,7 +433,8 @@ class JwtVerifier:
         sys.stderr.write(json.dumps(line) + "\n")
 
     async def close(self) -> None:
-        """Release the JWKS HTTP client, if any (each fetch uses its own; nothing to do)."""
+        """Nothing to release: JWK sets are fetched through the process's outbound client
+        (`svc.outbound`), closed at shutdown."""
 
 
 def _roles(claims: dict[str, Any]) -> tuple[list[str], str]:

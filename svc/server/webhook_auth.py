@@ -36,12 +36,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
+from svc.outbound import OutboundClient, OutboundError, OutboundResponse, shared_client
 from svc.server.session import Session, cache_lifetime, hook_session
-from svc.version import VERSION
 
 # Hasura's `commonClientHeadersIgnored` (spec 5, GET mode), lower-case.
 IGNORED_CLIENT_HEADERS = frozenset(
@@ -120,9 +119,12 @@ class AuthWebhook:
         *,
         timeout: float = 10.0,
         cache_size: int = 10_000,
+        client: OutboundClient | None = None,
     ) -> None:
-        """`url`: the hook; `mode`: `GET` or `POST` (any case); `timeout`: seconds for the
-        whole hook exchange (connect, send, wait, read); `cache_size`: most answers kept.
+        """`url`: the hook; `mode`: `GET` or `POST` (any case); `timeout`: seconds for
+        each phase of the hook exchange (connect, send, each wait for the answer);
+        `cache_size`: most answers kept; `client`: the outbound client (default: the
+        process's, `svc.outbound.shared_client()`).
 
         Raises ValueError for another mode or a non-positive `cache_size`.
         """
@@ -135,7 +137,7 @@ class AuthWebhook:
         self.mode = method
         self.timeout = timeout
         self.cache_size = cache_size
-        self._client: httpx.AsyncClient | None = None
+        self._client = client
         # key → (time.monotonic() deadline, session); insertion order is age order.
         self._cache: dict[str, tuple[float, Session]] = {}
 
@@ -161,45 +163,38 @@ class AuthWebhook:
         return Session(session.role, dict(session.variables))
 
     async def close(self) -> None:
-        """Release the HTTP client (a later `session` call creates a new one)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+        """Nothing to release: the connections belong to the outbound client, which the
+        process closes at shutdown (`svc.outbound.close_shared`)."""
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout),
-                follow_redirects=False,
-                headers={"user-agent": f"svc/{VERSION}"},
-            )
-        return self._client
-
-    async def _call(self, headers: dict[str, str], credentials: dict[str, str]) -> httpx.Response:
-        client = self._http()
+    async def _call(self, headers: dict[str, str], credentials: dict[str, str]) -> OutboundResponse:
+        client = self._client or shared_client()
         try:
             if self.mode == "GET":
                 sent = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in credentials.items()]
-                return await client.get(self.url, headers=sent)
+                return await client.request("GET", self.url, headers=sent, timeout=self.timeout)
             body = msgspec.json.encode({"headers": headers})
-            return await client.post(
-                self.url, content=body, headers={"content-type": "application/json"}
+            return await client.request(
+                "POST",
+                self.url,
+                content=body,
+                headers={"content-type": "application/json"},
+                timeout=self.timeout,
             )
-        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
-            reason = "timeout" if isinstance(exc, httpx.TimeoutException) else type(exc).__name__
+        except (OutboundError, UnicodeError) as exc:
+            reason = exc.kind if isinstance(exc, OutboundError) else type(exc).__name__
             self._log(None, reason)
             raise SvcError(ErrorCode.UNEXPECTED, REQUEST_FAILED, status=500) from None
 
-    def _answer(self, response: httpx.Response) -> tuple[Session, float | None]:
+    def _answer(self, response: OutboundResponse) -> tuple[Session, float | None]:
         """The session and its lifetime in seconds (None: not cacheable) of a hook answer."""
-        status = response.status_code
+        status = response.status
         if status == 401:
             raise SvcError(ErrorCode.ACCESS_DENIED, UNAUTHORIZED, status=401)
         if status != 200:
             self._log(status, "unexpected status")
             raise SvcError(ErrorCode.UNEXPECTED, INVALID_RESPONSE, status=500)
         try:
-            body = msgspec.json.decode(response.content)
+            body = response.json()
         except msgspec.DecodeError:
             self._log(status, "invalid JSON")
             raise SvcError(
@@ -213,8 +208,8 @@ class AuthWebhook:
         session = hook_session(body)
         body_cc, body_exp = _body_key(body, "cache-control"), _body_key(body, "expires")
         if body_cc is None and body_exp is None:  # the body wins; else the HTTP headers
-            body_cc = response.headers.get("cache-control")
-            body_exp = response.headers.get("expires")
+            body_cc = response.header("cache-control")
+            body_exp = response.header("expires")
         return session, cache_lifetime(body_cc, body_exp, time.time())
 
     def _store(self, key: str, deadline: float, session: Session) -> None:
