@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -33,7 +34,9 @@ from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
 from svc.ir.role_view import is_admin
 from svc.metadata.model import decode_metadata, encode_metadata
+from svc.outbound import close_shared
 from svc.sql.render import render_root
+from svc.workers import WorkerRuntime, WorkerSpec
 
 _encode = msgspec.json.encode
 STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
@@ -67,6 +70,7 @@ class Engine:
         self._synced = state.version
         if shared is not None:
             shared.raise_to(state.version)
+        self.workers: WorkerRuntime | None = None  # background workers (start_workers)
 
     @classmethod
     async def start(cls, config: Config) -> Engine:
@@ -117,12 +121,28 @@ class Engine:
         engine._listener.start()
         return engine
 
+    # -- background workers and outbound HTTP (ARCHITECTURE.md "Seams") ----------------
+    def start_workers(self, specs: Iterable[WorkerSpec]) -> WorkerRuntime:
+        """Start a background worker per spec on this engine's database (`svc.workers`);
+        `close` stops them before anything else. Raises ValueError for a duplicate name
+        or a bad spec."""
+        if self.workers is None:
+            self.workers = WorkerRuntime(self.db)
+        for spec in specs:
+            self.workers.start(spec)
+        return self.workers
+
     async def close(self) -> None:
-        """Stop syncing and close connections."""
+        """Stop the workers (running items finish or are released), stop syncing, close
+        connections (Postgres, then the process's outbound HTTP client)."""
+        if self.workers is not None:
+            await self.workers.stop()
+            self.workers = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
         await self.db.close()
+        await close_shared()
         if self._shared is not None:
             self._shared.close()
             self._shared = None
@@ -325,4 +345,3 @@ class Engine:
         if compiled.plan.kind == "subscription":
             return out[0] if out else {"sql": "", "plan": []}
         return out
-
