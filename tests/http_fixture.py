@@ -86,8 +86,13 @@ class HttpFixture:
         """Answer requests for `path` (without query string) with `answer(request)`."""
         self.routes[path] = answer
 
-    def reset(self) -> None:
-        """Forget recorded requests and the in-flight maximum."""
+    def reset(self, settle: float = 2.0) -> None:
+        """Forget recorded requests and the in-flight maximum, after waiting up to
+        `settle` seconds for requests still being answered (a previous test's slow route
+        whose client gave up) so they do not count in the next test."""
+        deadline = time.monotonic() + settle
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
         with self._lock:
             self.requests.clear()
             self.max_in_flight = self.in_flight
