@@ -47,6 +47,7 @@ class ErrorCode(StrEnum):
     PERMISSION_ERROR = "permission-error"
     POSTGRES_ERROR = "postgres-error"
     RATE_LIMIT_EXCEEDED = "rate-limit-exceeded"
+    START_FAILED = "start-failed"  # a websocket operation that cannot start (issue 13)
     UNEXPECTED = "unexpected"
     VALIDATION_FAILED = "validation-failed"
 
