@@ -2,28 +2,24 @@
 
 Layer 0, because two layers read JSON paths: the planner (the `path` argument of
 json/jsonb columns, the key list of Postgres `#>`) and JWT authentication
-(`claims_namespace_path`, `claims_map`). The grammar is `grammar/json_path.lark`.
+(`claims_namespace_path`, `claims_map`). The grammar is `grammar/json_path.lark`, read through
+`svc.grammars.load` (package data in a wheel).
 """
 
 from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from pathlib import Path
 
 from lark import Lark, LarkError, Token, Tree
 
 from svc.errors import ErrorCode, SvcError
-
-
-def _grammar() -> str:
-    """The grammar's text (the one place that knows where grammars are kept)."""
-    return (Path(__file__).resolve().parent.parent / "grammar" / "json_path.lark").read_text()
+from svc.grammars import load
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    return Lark(_grammar(), parser="lalr")
+    return Lark(load("json_path.lark"), parser="lalr")
 
 
 @lru_cache(maxsize=1024)
