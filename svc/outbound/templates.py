@@ -22,6 +22,7 @@ from functools import lru_cache
 from lark import Lark, Token
 
 from svc.errors import ErrorCode, SvcError
+from svc.grammars import load
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,6 @@ class Template:
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    from svc.grammars import load  # noqa: PLC0415 - TEMPORARY until svc/grammars.py lands
-
     return Lark(load("url_template.lark"), parser="lalr")
 
 
