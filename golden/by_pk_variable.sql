@@ -1,3 +1,24 @@
 -- query q($id: Int!) { author_by_pk(id: $id) { name } }
 -- variables: {'id': 2}
-SELECT json_agg(row_to_json((SELECT _e3 FROM (SELECT _b1."name" AS "name") AS _e3)))->0 AS "v" FROM (SELECT _t2.* FROM "public"."author" AS _t2 WHERE ((_t2."id" = $1::text::integer))) AS _b1
+SELECT
+  JSON_AGG(
+    ROW_TO_JSON((
+      SELECT
+        _e3
+      FROM (
+        SELECT
+          _b1."name" AS "name"
+      ) AS _e3
+    ))
+  ) -> 0 AS "v"
+FROM (
+  SELECT
+    _t2.*
+  FROM "public"."author" AS _t2
+  WHERE
+    (
+      (
+        _t2."id" = CAST(CAST($1 AS TEXT) AS INT)
+      )
+    )
+) AS _b1;

@@ -1,2 +1,13 @@
 -- mutation { update_author(where: {id: {_eq: 1}}, _delete_at_path: {profile: ["links", "site"]}) { affected_rows } }
-WITH "_m" AS (UPDATE "public"."author" AS _w SET "profile" = _w."profile" #- $1::text[] WHERE _w."id" = $2::text::integer RETURNING _w.*) SELECT json_build_object('affected_rows', (SELECT count(*) FROM "_m"))
+WITH "_m" AS (
+  UPDATE "public"."author" AS _w SET "profile" = _w."profile" #- CAST($1 AS TEXT[])
+  WHERE
+    _w."id" = CAST(CAST($2 AS TEXT) AS INT)
+  RETURNING _w.*
+)
+SELECT
+  JSON_BUILD_OBJECT('affected_rows', (
+    SELECT
+      COUNT(*)
+    FROM "_m"
+  ));

@@ -1,2 +1,15 @@
 -- mutation { insert_blog_tag(objects: [{label: "x"}], on_conflict: {constraint: tag_label_key, update_columns: []}) { affected_rows } }
-WITH "_m" AS (INSERT INTO "blog"."tag" AS _w ("label") VALUES ($1::text) ON CONFLICT ON CONSTRAINT "tag_label_key" DO NOTHING RETURNING *) SELECT json_build_object('affected_rows', (SELECT count(*) FROM "_m"))
+WITH "_m" AS (
+  INSERT INTO "blog"."tag" AS _w (
+    "label"
+  )
+  VALUES
+    (CAST($1 AS TEXT)) ON CONFLICT ON CONSTRAINT "tag_label_key" DO NOTHING
+  RETURNING *
+)
+SELECT
+  JSON_BUILD_OBJECT('affected_rows', (
+    SELECT
+      COUNT(*)
+    FROM "_m"
+  ));

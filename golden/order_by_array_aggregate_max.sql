@@ -1,3 +1,40 @@
 -- { author(order_by: {articles_aggregate: {max: {views: asc}}}) { id } }
 -- variables: None
-SELECT coalesce(json_agg(row_to_json((SELECT _e4 FROM (SELECT _b1."id" AS "id") AS _e4)) ORDER BY _b1."_o.0" ASC NULLS LAST), '[]') AS "v" FROM (SELECT _t2.*, (SELECT max(_a3."views") FROM "public"."article" AS _a3 WHERE _a3."author_id" = _t2."id") AS "_o.0" FROM "public"."author" AS _t2 WHERE (true) ORDER BY (SELECT max(_a3."views") FROM "public"."article" AS _a3 WHERE _a3."author_id" = _t2."id") ASC NULLS LAST) AS _b1
+SELECT
+  COALESCE(
+    JSON_AGG(
+      ROW_TO_JSON((
+        SELECT
+          _e4
+        FROM (
+          SELECT
+            _b1."id" AS "id"
+        ) AS _e4
+      )) ORDER BY _b1."_o.0" ASC
+    ),
+    '[]'
+  ) AS "v"
+FROM (
+  SELECT
+    _t2.*,
+    (
+      SELECT
+        MAX(_a3."views")
+      FROM "public"."article" AS _a3
+      WHERE
+        _a3."author_id" = _t2."id"
+    ) AS "_o.0"
+  FROM "public"."author" AS _t2
+  WHERE
+    (
+      TRUE
+    )
+  ORDER BY
+    (
+      SELECT
+        MAX(_a3."views")
+      FROM "public"."article" AS _a3
+      WHERE
+        _a3."author_id" = _t2."id"
+    ) ASC
+) AS _b1;

@@ -1,3 +1,25 @@
 -- { author(where: {name: {_eq: "Ada"}}) { id } }
 -- variables: None
-SELECT coalesce(json_agg(row_to_json((SELECT _e3 FROM (SELECT _b1."id" AS "id") AS _e3))), '[]') AS "v" FROM (SELECT _t2.* FROM "public"."author" AS _t2 WHERE (_t2."name" = $1::text)) AS _b1
+SELECT
+  COALESCE(
+    JSON_AGG(
+      ROW_TO_JSON((
+        SELECT
+          _e3
+        FROM (
+          SELECT
+            _b1."id" AS "id"
+        ) AS _e3
+      ))
+    ),
+    '[]'
+  ) AS "v"
+FROM (
+  SELECT
+    _t2.*
+  FROM "public"."author" AS _t2
+  WHERE
+    (
+      _t2."name" = CAST($1 AS TEXT)
+    )
+) AS _b1;

@@ -1,7 +1,12 @@
-"""Golden SQL: representative requests and the exact SQL they compile to, kept in `golden/`
-as reviewed snapshots (syrupy). A change in generated SQL shows up as a diff in review;
-refresh with `uv run pytest tests/test_golden.py --snapshot-update`. Every statement is also
-run against Postgres, so a snapshot is never of SQL that fails."""
+"""Golden SQL: representative requests and the SQL they compile to, kept in `golden/` as
+reviewed snapshots (syrupy). A change in generated SQL shows up as a diff in review;
+refresh with `uv run pytest tests/test_golden.py --snapshot-update`.
+
+A snapshot holds sqlglot's pretty Postgres rendering of the statement (`tests.sql_oracle.pretty`,
+which asserts it parses to the same sqlglot tree as the text svc rendered), so it reads like
+sqlglot's fixtures. What runs against Postgres is the text svc rendered, byte for byte, so a
+snapshot is never of SQL that fails; the pretty form is run too and, for queries, must give the
+same answer."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from svc.api.state import State
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.metadata.model import metadata_from_obj
+from tests.sql_oracle import pretty
 from tests.support import create_database
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -230,11 +236,15 @@ def test_golden_sql(
     service = GraphQLService(db, stringify=False)
     _, compiled, coerced = service.compile(state, "admin", GraphQLRequest(query, variables))
     stmt = compiled.statement
-    text = f"-- {query}\n-- variables: {variables}\n{stmt.sql}\n"
+    text = f"-- {query}\n-- variables: {variables}\n{pretty(stmt.sql)};\n"
     assert text == snapshot(extension_class=GoldenSQL)
     args = resolve(stmt.params, coerced, {})
     values = loop.run_until_complete(db.query_json(stmt.sql, args, len(compiled.aliases)))
     assert all(v.startswith((b"[", b"{", b"null")) for v in values)
+    as_reviewed = pretty(stmt.sql)
+    assert (
+        loop.run_until_complete(db.query_json(as_reviewed, args, len(compiled.aliases))) == values
+    )
 
 
 MUTATIONS: dict[str, str] = {
@@ -294,18 +304,20 @@ def test_golden_mutation_sql(
     )
     roots = plan_operation(given).mutation.roots
     statements = [render_write(root.writes[0], root) for _, root in roots if root is not None]
-    text = f"-- {query}\n" + "\n".join(s.sql for s in statements) + "\n"
+    text = f"-- {query}\n" + "\n".join(f"{pretty(s.sql)};" for s in statements) + "\n"
     assert text == snapshot(extension_class=GoldenSQL)
     assert parse(query)
 
-    async def run_and_roll_back() -> None:
+    async def run_and_roll_back(texts: list[str]) -> None:
         async with db.pool.acquire() as conn:
             tx = conn.transaction()
             await tx.start()
             try:
-                for s in statements:
-                    await conn.fetchval(s.sql, *resolve(s.params, variables, {}))
+                for sql, s in zip(texts, statements, strict=True):
+                    await conn.fetchval(sql, *resolve(s.params, variables, {}))
             finally:
                 await tx.rollback()
 
-    loop.run_until_complete(run_and_roll_back())
+    loop.run_until_complete(run_and_roll_back([s.sql for s in statements]))
+    # The reviewed (pretty) form is valid Postgres too.
+    loop.run_until_complete(run_and_roll_back([pretty(s.sql) for s in statements]))
