@@ -134,16 +134,21 @@ class Renderer:
 
     def param(self, p: Param) -> str:
         """`$n::text::<type>` for a parameter (`text[]` for lists)."""
-        self.params.append(p)
-        n = len(self.params)
+        n = self.ref(p)
         if p.is_list:
-            return f"${n}::text[]" if p.pg_type == "text" else f"${n}::text[]::{p.pg_type}[]"
+            return f"{n}::text[]" if p.pg_type == "text" else f"{n}::text[]::{p.pg_type}[]"
         if p.pg_type == "text":
-            return f"${n}::text"
+            return f"{n}::text"
         base = p.pg_type.rsplit(".", 1)[-1]
         if base in GEO_TYPES:  # PostGIS values travel as GeoJSON (Hasura's representation)
-            return f"ST_GeomFromGeoJSON(${n}::text)::{p.pg_type}"
-        return f"${n}::text::{p.pg_type}"
+            return f"ST_GeomFromGeoJSON({n}::text)::{p.pg_type}"
+        return f"{n}::text::{p.pg_type}"
+
+    def ref(self, p: Param) -> str:
+        """Where the text of parameter `p` comes from: `$n` (a live query's renderer,
+        `svc.sql.live`, reads it from its cohort's variables instead)."""
+        self.params.append(p)
+        return f"${len(self.params)}"
 
     # -- functions ----------------------------------------------------------------------
     def call(self, fn: FnCall, alias: str) -> str:
