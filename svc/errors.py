@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     RATE_LIMIT_EXCEEDED = "rate-limit-exceeded"
     START_FAILED = "start-failed"  # a websocket operation that cannot start (issue 13)
     UNEXPECTED = "unexpected"
+    UNEXPECTED_PAYLOAD = "unexpected-payload"
     VALIDATION_FAILED = "validation-failed"
 
 
