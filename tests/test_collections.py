@@ -1,7 +1,7 @@
 """Query collections, the allow-list and RESTified endpoints (issue 5) over real HTTP.
 
 One server runs with `--enable-allowlist`; a table `item` with a select permission for role
-`user`. Pure rules of `svc.metadata.collections` are checked without a server at the end.
+`user`. Pure rules of `svc.metadata.endpoints` are checked without a server at the end.
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ import pytest
 from graphql import parse, print_ast
 
 from svc.errors import SvcError
-from svc.metadata.collections import (
-    CreateRestEndpoint,
-    EndpointDefinition,
-    QueryReference,
-    create_rest_endpoint,
-    endpoint_issues,
-    strip_cached,
-)
+from svc.metadata.collection_model import EndpointDefinition, QueryReference
+from svc.metadata.endpoints import CreateRestEndpoint, create_rest_endpoint, endpoint_issues
 from svc.metadata.model import Metadata, metadata_from_obj
+from svc.metadata.query_text import strip_cached
 from tests.support import ServerProcess, server_with
 
 SETUP = """
@@ -419,7 +414,7 @@ def test_create_rest_endpoint_reports_only_its_own_issues() -> None:
     md = _md(("a", "x//y", ["GET"]))  # already inconsistent
     args = CreateRestEndpoint(name="b", url="ok", methods=["GET"], definition=_ref())
     out = create_rest_endpoint(md, args)
-    assert [e["name"] for e in out.rest_endpoints] == ["a", "b"]
+    assert [e.name for e in out.rest_endpoints] == ["a", "b"]
     with pytest.raises(SvcError) as info:
         create_rest_endpoint(
             out, CreateRestEndpoint(name="c", url="ok", methods=["GET"], definition=_ref())

@@ -27,7 +27,7 @@ from svc.catalog.introspect import (
 )
 from svc.errors import SvcError
 from svc.ir import Ir, build_ir
-from svc.metadata import apply
+from svc.metadata import apply, apply_functions, apply_permissions
 from svc.metadata.args import (
     AddComputedField,
     CreatePermission,
@@ -44,6 +44,7 @@ from svc.metadata.args import (
     UntrackTable,
     parse_args,
 )
+from svc.metadata.function_model import TrackedFunction
 from svc.metadata.model import (
     Metadata,
     QualifiedName,
@@ -203,12 +204,12 @@ def relationship(kind: str, owner: str, name: str, using: dict[str, Any]) -> Ste
 
 def permission(kind: str, owner: str, role: str, body: dict[str, Any]) -> Step:
     args = parse_args(CreatePermission, {"table": owner, "role": role, "permission": body})
-    return lambda md: apply.create_permission(md, args, kind)
+    return lambda md: apply_permissions.create_permission(md, args, kind)
 
 
 def computed(owner: str, name: str, fn: str, **definition: Any) -> Step:
     args = AddComputedField(table=owner, name=name, definition={"function": fn, **definition})
-    return lambda md: apply.add_computed_field(md, args)
+    return lambda md: apply_permissions.add_computed_field(md, args)
 
 
 def customise(owner: str, columns: dict[str, str], custom_name: str | None = None) -> Step:
@@ -218,21 +219,13 @@ def customise(owner: str, columns: dict[str, str], custom_name: str | None = Non
 
 
 def track_function(name: str) -> Step:
-    def step(md: Metadata) -> Metadata:
-        out = apply.derive(md)
-        out.functions.append({"function": {"schema": "public", "name": name}})
-        return out
-
-    return step
+    entry = TrackedFunction(function=QualifiedName(name=name))
+    # in the catalog or not: a function missing from it is an inconsistency to follow
+    return lambda md: apply_functions.track_function(md, entry, in_catalog=True)
 
 
 def untrack_function(name: str) -> Step:
-    def step(md: Metadata) -> Metadata:
-        out = apply.derive(md)
-        out.functions = [f for f in out.functions if qualify(f.get("function")).name != name]
-        return out
-
-    return step
+    return lambda md: apply_functions.untrack_function(md, QualifiedName(name=name))
 
 
 def round_trip(md: Metadata) -> Metadata:
@@ -349,13 +342,13 @@ OPERATIONS: dict[str, Step] = {
     "delete comment user": permission(
         "delete", "comment", "user", {"filter": {"article": {"author": {"name": {"_eq": "a"}}}}}
     ),
-    "drop select article user": lambda md: apply.drop_permission(
+    "drop select article user": lambda md: apply_permissions.drop_permission(
         md, DropPermission(table="article", role="user"), "select"
     ),
-    "drop select author editor": lambda md: apply.drop_permission(
+    "drop select author editor": lambda md: apply_permissions.drop_permission(
         md, DropPermission(table="author", role="editor"), "select"
     ),
-    "comment select author user": lambda md: apply.set_permission_comment(
+    "comment select author user": lambda md: apply_permissions.set_permission_comment(
         md, SetPermissionComment(table="author", role="user", type="select", comment="c")
     ),
     "author.full_name": computed("author", "full_name", "author_full_name"),
@@ -363,7 +356,7 @@ OPERATIONS: dict[str, Step] = {
     "author.session": computed("author", "session", "author_session", session_argument="a1"),
     "author.by_name()": computed("author", "by_name", "author_full_name"),
     "article.bad": computed("article", "bad", "author_full_name"),
-    "drop author.written": lambda md: apply.drop_computed_field(
+    "drop author.written": lambda md: apply_permissions.drop_computed_field(
         md, DropComputedField(table="author", name="written")
     ),
     "author names": customise("author", {"name": "author_name"}),
@@ -375,10 +368,10 @@ OPERATIONS: dict[str, Step] = {
     ),
     "track search_articles": track_function("search_articles"),
     "untrack search_articles": untrack_function("search_articles"),
-    "grant search_articles": lambda md: apply.create_function_permission(
+    "grant search_articles": lambda md: apply_functions.create_function_permission(
         md, FunctionPermission(function="search_articles", role="user")
     ),
-    "revoke search_articles": lambda md: apply.drop_function_permission(
+    "revoke search_articles": lambda md: apply_functions.drop_function_permission(
         md, FunctionPermission(function="search_articles", role="user")
     ),
     "round trip": round_trip,

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from svc.cli import main
@@ -191,8 +192,13 @@ def test_diff_shows_what_apply_would_change(
 
     # Drop the editor's update permission from the directory.
     md = metadata_from_files({p.name: p.read_text() for p in directory.iterdir()})
-    article = next(t for t in md.tables if t.table.name == "article")
-    article.update_permissions = []
+    md = msgspec.structs.replace(
+        md,
+        tables=tuple(
+            msgspec.structs.replace(t, update_permissions=()) if t.table.name == "article" else t
+            for t in md.tables
+        ),
+    )
     (directory / "tables.yaml").write_text(metadata_to_files(md)["tables.yaml"])
     assert cli(srv, "diff", directory, "--admin-secret", SECRET) == 1
     out = capsys.readouterr().out
@@ -367,9 +373,7 @@ def test_reading_keeps_entry_order_and_round_trips() -> None:
         ),
     }
     md = metadata_from_files(hand)
-    assert md.tables[0].select_permissions[0]["permission"]["filter"] == {
-        "day": {"_gt": "2020-01-01"}
-    }
+    assert md.tables[0].select_permissions[0].permission.filter == {"day": {"_gt": "2020-01-01"}}
     again = metadata_from_files(metadata_to_files(md))
     assert again == md
 
@@ -397,13 +401,18 @@ def test_multi_line_queries_are_literal_blocks() -> None:
         ({"version.yaml": "version: 3\n"}, "version.yaml: $.version: unsupported"),
         ({"actions.graphql": "type Query { a: Int }\n"}, "actions.graphql: $: actions and"),
         ({"actions.yaml": "actions: {}\n"}, "actions.yaml: $.actions: expected a list"),
-        ({"allow_list.yaml": "- collection: 3\n  scope: 1\n"}, None),
+        # Typed parts (issue 12): a value of the wrong type is refused at its place.
+        (
+            {"allow_list.yaml": "- collection: 3\n  scope: 1\n"},
+            "allow_list.yaml: $[0].collection: Expected `str`, got `int`",
+        ),
+        (
+            {"tables.yaml": "- table: a\n  select_permissions:\n  - role: u\n    permission: 1\n"},
+            "tables.yaml: $[0].select_permissions[0].permission: Expected `object`, got `int`",
+        ),
     ],
 )
-def test_bad_files_name_file_and_path(files: dict[str, str], expected: str | None) -> None:
-    if expected is None:  # raw JSON parts are not typed yet: read as they are
-        assert metadata_from_files(files).allowlist == [{"collection": 3, "scope": 1}]
-        return
+def test_bad_files_name_file_and_path(files: dict[str, str], expected: str) -> None:
     with pytest.raises(DirectoryError) as info:
         metadata_from_files(files)
     assert str(info.value).startswith(expected), str(info.value)

@@ -1,7 +1,8 @@
 """Metadata operations for query collections, the allow-list and REST endpoints (issue 5),
 and the check that keeps stored queries consistent with the schema.
 
-The operations are pure transitions of `svc.metadata.collections` applied to the request's
+The operations are pure transitions of `svc.metadata.collections`, `allowlist` and
+`endpoints` applied to the request's
 `Context`; none of them changes what the IR is built from, so the IR is kept. Every
 metadata operation (these and the existing ones, see `with_collection_operations`) is then
 checked as the reference does after each schema-cache build: a stored query that no longer
@@ -28,11 +29,14 @@ from graphql import (
 )
 
 from svc.api.validate import RULES
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.ir import Ir
+from svc.metadata import allowlist as ma
 from svc.metadata import collections as mc
+from svc.metadata import endpoints as me
 from svc.metadata.args import parse_args
 from svc.metadata.model import JSON, Metadata
+from svc.metadata.query_text import operations, strip_cached
 from svc.schema import build_schema
 
 if TYPE_CHECKING:
@@ -99,8 +103,8 @@ def query_errors(schema: GraphQLSchema, text: str) -> list[str]:
         document = parse(text)
     except GraphQLError as exc:
         return [f"not a valid graphql query: {exc.message}"]
-    document, _ = mc.strip_cached(document)
-    if len(mc.operations(document)) != 1:
+    document, _ = strip_cached(document)
+    if len(operations(document)) != 1:
         return [
             "exactly one operation has to be present in the document when operationName "
             "is not specified"
@@ -124,9 +128,9 @@ def query_issues(md: Metadata, schema: GraphQLSchema) -> list[Issue]:
     …`, naming the REST endpoints that use it and whether it is allow-listed)."""
     out: list[Issue] = []
     for collection in md.query_collections:
-        cname = str(collection.get("name"))
-        for listed in mc.collection_queries(collection):
-            qname, text = str(listed.get("name")), str(listed.get("query", ""))
+        cname = collection.name
+        for listed in collection.definition.queries:
+            qname, text = listed.name, listed.query
             errors = query_errors(schema, text)
             if not errors:
                 continue
@@ -152,7 +156,7 @@ def query_issues(md: Metadata, schema: GraphQLSchema) -> list[Issue]:
 
 def issues(md: Metadata, ir: Ir) -> list[Issue]:
     """Every inconsistent endpoint and collection query of `md` served over `ir`."""
-    found = [Issue(i.key, i.internal) for i in mc.endpoint_issues(md)]
+    found = [Issue(i.key, i.internal) for i in me.endpoint_issues(md)]
     if md.query_collections:
         found.extend(query_issues(md, admin_schema(ir)))
     return found
@@ -172,7 +176,7 @@ def check_new_issues(before: tuple[Metadata, Ir], after: tuple[Metadata, Ir]) ->
     fresh = [i for i in new if i.key not in old]
     if fresh:
         raise SvcError(
-            "unexpected",
+            ErrorCode.UNEXPECTED,
             "cannot continue due to newly found inconsistent metadata",
             status=500,
             path="$.args",
@@ -216,8 +220,8 @@ def _step(kind: type[T], step: Callable[[Metadata, T], Metadata]) -> Handler:
 async def add_collection_to_allowlist(ctx: Context, body: QueryBody) -> Any:
     """`add_collection_to_allowlist`; a collection listed already answers the reference's
     `{"message": …}` and changes nothing."""
-    args = parse_args(mc.AllowlistEntry, body.args)
-    md, message = mc.add_collection_to_allowlist(ctx.metadata, args)
+    args = parse_args(ma.AllowlistEntry, body.args)
+    md, message = ma.add_collection_to_allowlist(ctx.metadata, args)
     if message is not None:
         return {"message": message}
     _adopt(ctx, md)
@@ -231,13 +235,13 @@ OPERATIONS: dict[str, Handler] = {
     "drop_query_from_collection": _step(mc.DropQueryFromCollection, mc.drop_query_from_collection),
     "add_collection_to_allowlist": add_collection_to_allowlist,
     "drop_collection_from_allowlist": _step(
-        mc.DropCollectionFromAllowlist, mc.drop_collection_from_allowlist
+        ma.DropCollectionFromAllowlist, ma.drop_collection_from_allowlist
     ),
     "update_scope_of_collection_in_allowlist": _step(
-        mc.AllowlistEntry, mc.update_scope_of_collection_in_allowlist
+        ma.AllowlistEntry, ma.update_scope_of_collection_in_allowlist
     ),
-    "create_rest_endpoint": _step(mc.CreateRestEndpoint, mc.create_rest_endpoint),
-    "drop_rest_endpoint": _step(mc.DropRestEndpoint, mc.drop_rest_endpoint),
+    "create_rest_endpoint": _step(me.CreateRestEndpoint, me.create_rest_endpoint),
+    "drop_rest_endpoint": _step(me.DropRestEndpoint, me.drop_rest_endpoint),
 }
 """The operations of issue 5 (`/v1/query`, `/v1/metadata`, inside `bulk`)."""
 

@@ -19,14 +19,14 @@ from svc.api import dml
 from svc.api.collections import with_collection_operations
 from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Connection, Database, PostgresError
 from svc.execute.errors import map_run_sql_error
 from svc.execute.run_sql import run_script
-from svc.ir import Inconsistency, Ir, build_ir
+from svc.ir import Ir, build_ir
 from svc.ir.checks import CheckIssue
 from svc.ir.rename import rename_columns, rename_table, type_dependents
-from svc.metadata import apply
+from svc.metadata import apply, apply_functions, apply_permissions
 from svc.metadata.args import (
     AddComputedField,
     CreatePermission,
@@ -46,6 +46,8 @@ from svc.metadata.args import (
     UntrackTable,
     parse_args,
 )
+from svc.metadata.drop import drop_objects, keep_existing
+from svc.metadata.function_model import FunctionConfiguration, TrackedFunction
 from svc.metadata.limits import api_limits_from_obj, introspection_from_obj
 from svc.metadata.model import (
     Metadata,
@@ -55,6 +57,7 @@ from svc.metadata.model import (
     qualify,
 )
 from svc.metadata.names import check_function_configuration
+from svc.metadata.permission_model import PERMISSION_TYPES
 from svc.schema.names import new_schema_problem
 
 SUCCESS = {"message": "success"}
@@ -97,18 +100,14 @@ class Context:
         old = {i.key for i in self.ir.inconsistencies}
         ir = build_ir(md, self.catalog, self.ir)
         # Whole-document checks are reported, not refused (`svc.ir.checks`).
-        new = [
-            i for i in ir.inconsistencies if i.key not in old and not isinstance(i, CheckIssue)
-        ]
+        new = [i for i in ir.inconsistencies if i.key not in old and not isinstance(i, CheckIssue)]
         if new and on_new == "cascade":
-            md = apply.derive(md)
-            for issue in new:
-                drop_object(md, issue)
+            md = drop_objects(md, (i.target() for i in new))
             ir = build_ir(md, self.catalog, ir)
         elif new and on_new == "dependency":
             names = ", ".join(i.describe() for i in new)
             raise SvcError(
-                "dependency-error",
+                ErrorCode.DEPENDENCY_ERROR,
                 f"cannot drop due to the following dependent objects : {names}",
                 path="$.args",
             )
@@ -122,36 +121,6 @@ class Context:
         if problem is not None:
             raise problem
         self.metadata, self.ir, self.metadata_changed = md, ir, True
-
-
-def drop_object(md: Metadata, issue: Inconsistency) -> None:
-    """Remove the metadata object an inconsistency is about from `md`, a document from
-    `apply.derive` (an entry it changes is first replaced by a private copy)."""
-    if issue.type == "function":
-        name = qualify(issue.definition.get("function"))
-        md.functions = [f for f in md.functions if _function_name(f) != name]
-        return
-    if issue.table is None:
-        return
-    if issue.type == "computed_field":
-        if md.table(issue.table) is not None:
-            entry = apply.own_table(md, issue.table)
-            entry.computed_fields = [
-                c for c in entry.computed_fields if c.get("name") != issue.relationship
-            ]
-        return
-    if issue.relationship is not None:
-        if md.table(issue.table) is None:
-            return
-        entry = apply.own_table(md, issue.table)
-        if issue.type.endswith("_permission"):
-            role, kind = issue.relationship.rsplit(".", 1)
-            perms = [p for p in getattr(entry, f"{kind}_permissions") if p.get("role") != role]
-            setattr(entry, f"{kind}_permissions", perms)
-        else:
-            apply.remove_relationship(entry, issue.relationship)
-    else:
-        md.tables = [t for t in md.tables if t.table != issue.table]
 
 
 Handler = Callable[[Context, QueryBody], Awaitable[Any]]
@@ -175,10 +144,10 @@ def _permission_ops(kind: str) -> dict[str, Handler]:
     """`create_<kind>_permission` and `drop_<kind>_permission`."""
     return {
         f"create_{kind}_permission": transition(
-            CreatePermission, lambda md, a: apply.create_permission(md, a, kind)
+            CreatePermission, lambda md, a: apply_permissions.create_permission(md, a, kind)
         ),
         f"drop_{kind}_permission": transition(
-            DropPermission, lambda md, a: apply.drop_permission(md, a, kind), "cascade"
+            DropPermission, lambda md, a: apply_permissions.drop_permission(md, a, kind), "cascade"
         ),
     }
 
@@ -191,9 +160,11 @@ async def track_table(ctx: Context, body: QueryBody) -> Any:
         raw = {"name": body.args} if isinstance(body.args, str) else body.args
         v1 = parse_args(TrackTableV1, raw)
         table, config, is_enum = qualify({"schema": v1.schema, "name": v1.name}), None, v1.is_enum
-    if any(_function_name(f) == table for f in ctx.metadata.functions):
+    if apply_functions.find_function(ctx.metadata, table) is not None:
         raise SvcError(
-            "not-supported", f"function with name {table.quoted()} already exists", path="$.args"
+            ErrorCode.NOT_SUPPORTED,
+            f"function with name {table.quoted()} already exists",
+            path="$.args",
         )
     ctx.commit(apply.track_table(ctx.metadata, table, config, is_enum))
     return SUCCESS
@@ -211,7 +182,7 @@ async def create_array_relationship(ctx: Context, body: QueryBody) -> Any:
     fk = args.using.foreign_key_constraint_on
     if fk is not msgspec.UNSET and not isinstance(fk, dict):
         raise SvcError(
-            "parse-failed",
+            ErrorCode.PARSE_FAILED,
             "Expecting object { table, columns }.",
             path="$.args.using.foreign_key_constraint_on",
         )
@@ -228,7 +199,7 @@ def follow_catalog(ctx: Context, catalog: DbCatalog, *, check: bool) -> Metadata
             dependents = type_dependents(ctx.metadata, ctx.ir, table, column)
             if dependents:
                 raise SvcError(
-                    "dependency-error",
+                    ErrorCode.DEPENDENCY_ERROR,
                     f'cannot change type of column "{column}" in table {table.quoted()} '
                     "because of the following dependencies : "
                     + ", ".join(f'{d} in source "default"' for d in dependents),
@@ -239,7 +210,7 @@ def follow_catalog(ctx: Context, catalog: DbCatalog, *, check: bool) -> Metadata
         md = rename_columns(md, ctx.ir, table, names)
     for old, new in changes.table_renames.items():
         md = rename_table(md, old, new)
-    return md if md is not ctx.metadata else apply.derive(md)
+    return md
 
 
 async def run_sql(ctx: Context, body: QueryBody) -> Any:
@@ -263,9 +234,7 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
         return result
     md = follow_catalog(ctx, catalog, check=args.check_metadata_consistency is not False)
     ctx.catalog = catalog
-    index = catalog.table_index()
-    md.tables = [t for t in md.tables if (t.table.schema, t.table.name) in index]
-    md.functions = [f for f in md.functions if _function_exists(catalog, _function_name(f))]
+    md = keep_existing(md, catalog.table_index(), lambda name: _function_exists(catalog, name))
     if args.check_metadata_consistency is False:
         ctx.ir = build_ir(md, catalog, ctx.ir)
         ctx.metadata, ctx.metadata_changed = md, True
@@ -279,11 +248,11 @@ async def add_computed_field(ctx: Context, body: QueryBody) -> Any:
     function = qualify(args.definition.get("function"), "$.args.definition.function")
     if not _function_exists(ctx.catalog, function):
         raise SvcError(
-            "not-exists",
+            ErrorCode.NOT_EXISTS,
             f"no such function exists in postgres : {function.quoted()}",
             path="$.args.definition.function",
         )
-    ctx.commit(apply.add_computed_field(ctx.metadata, args))
+    ctx.commit(apply_permissions.add_computed_field(ctx.metadata, args))
     return SUCCESS
 
 
@@ -291,50 +260,32 @@ def _function_exists(catalog: DbCatalog, name: QualifiedName) -> bool:
     return any((f.schema, f.name) == (name.schema, name.name) for f in catalog.functions)
 
 
-def _function_name(entry: dict[str, Any]) -> QualifiedName:
-    return qualify(entry.get("function"))
-
-
 async def track_function(ctx: Context, body: QueryBody) -> Any:
-    """Record a tracked function (spec 4.6); exposing it in GraphQL is not done yet."""
+    """Track a function (spec 4.6): args are its name, or `{function, configuration}`;
+    errors as `apply_functions.track_function`, and 400 `parse-failed` for a bad name or
+    configuration (a custom name that is not a GraphQL name among them)."""
     raw = body.args
+    config: FunctionConfiguration | msgspec.UnsetType = msgspec.UNSET
     if isinstance(raw, dict) and "function" in raw:
         name = qualify(raw["function"], "$.args.function")
-        entry: dict[str, Any] = {"function": msgspec.to_builtins(name)}
-        check_function_configuration(raw.get("configuration"), "$.args.configuration")
-        if raw.get("configuration"):
-            entry["configuration"] = raw["configuration"]
+        if raw.get("configuration") is not None:
+            config = parse_args(FunctionConfiguration, raw["configuration"], "$.args.configuration")
+        check_function_configuration(config, "$.args.configuration")
+        if config == FunctionConfiguration():
+            config = msgspec.UNSET  # an empty configuration is not stored
     else:
         name = qualify(raw, "$.args")
-        entry = {"function": msgspec.to_builtins(name)}
-    if any(_function_name(f) == name for f in ctx.metadata.functions):
-        raise SvcError(
-            "already-tracked", f"function already tracked : {name.quoted()}", path="$.args"
-        )
-    if ctx.metadata.table(name) is not None:
-        raise SvcError(
-            "not-supported", f"table with name {name.quoted()} already exists", path="$.args"
-        )
-    if not _function_exists(ctx.catalog, name):
-        raise SvcError(
-            "not-exists", f"no such function exists in postgres : {name.quoted()}", path="$.args"
-        )
-    md = apply.derive(ctx.metadata)
-    md.functions.append(entry)
-    ctx.commit(md)
+    entry = TrackedFunction(function=name, configuration=config)
+    in_catalog = _function_exists(ctx.catalog, name)
+    ctx.commit(apply_functions.track_function(ctx.metadata, entry, in_catalog))
     return SUCCESS
 
 
 async def untrack_function(ctx: Context, body: QueryBody) -> Any:
+    """Untrack a function; 400 `not-exists` when it is not tracked."""
     raw = body.args
     name = qualify(raw.get("function", raw) if isinstance(raw, dict) else raw, "$.args")
-    if not any(_function_name(f) == name for f in ctx.metadata.functions):
-        raise SvcError(
-            "not-exists", f"function not found in cache : {name.quoted()}", path="$.args"
-        )
-    md = apply.derive(ctx.metadata)
-    md.functions = [f for f in md.functions if _function_name(f) != name]
-    ctx.commit(md)
+    ctx.commit(apply_functions.untrack_function(ctx.metadata, name))
     return SUCCESS
 
 
@@ -367,9 +318,7 @@ async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
 
 async def drop_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
     """Remove every inconsistent object from metadata (spec 4.8)."""
-    md = apply.derive(ctx.metadata)
-    for issue in ctx.ir.inconsistencies:
-        drop_object(md, issue)
+    md = drop_objects(ctx.metadata, (i.target() for i in ctx.ir.inconsistencies))
     ctx.ir = build_ir(md, ctx.catalog, ctx.ir)
     ctx.metadata, ctx.metadata_changed = md, True
     return SUCCESS
@@ -437,17 +386,23 @@ OPERATIONS: dict[str, Handler] = {
     "clear_metadata": clear_metadata,
     "reload_metadata": reload_metadata,
     "get_inconsistent_metadata": get_inconsistent_metadata,
-    **{name: h for kind in apply.PERMISSION_TYPES for name, h in _permission_ops(kind).items()},
-    "set_permission_comment": transition(SetPermissionComment, apply.set_permission_comment),
+    **{name: h for kind in PERMISSION_TYPES for name, h in _permission_ops(kind).items()},
+    "set_permission_comment": transition(
+        SetPermissionComment, apply_permissions.set_permission_comment
+    ),
     "rename_relationship": transition(RenameRelationship, apply.rename_relationship),
     "add_computed_field": add_computed_field,
-    "drop_computed_field": transition(DropComputedField, apply.drop_computed_field),
+    "drop_computed_field": transition(DropComputedField, apply_permissions.drop_computed_field),
     "track_function": track_function,
     "untrack_function": untrack_function,
     "set_relationship_comment": transition(SetRelationshipComment, apply.set_relationship_comment),
     "set_table_custom_fields": transition(SetTableCustomFields, apply.set_table_custom_fields),
-    "create_function_permission": transition(FunctionPermission, apply.create_function_permission),
-    "drop_function_permission": transition(FunctionPermission, apply.drop_function_permission),
+    "create_function_permission": transition(
+        FunctionPermission, apply_functions.create_function_permission
+    ),
+    "drop_function_permission": transition(
+        FunctionPermission, apply_functions.drop_function_permission
+    ),
     "drop_inconsistent_metadata": drop_inconsistent_metadata,
     "set_api_limits": set_api_limits,  # issue 11: API limits
     "remove_api_limits": remove_api_limits,
@@ -489,19 +444,21 @@ def decode_body(raw: Any, path: str = "$") -> QueryBody:
         return msgspec.convert(raw, QueryBody)
     except msgspec.ValidationError as exc:
         message, _, where = str(exc).partition(" - at `")
-        raise SvcError("parse-failed", message, path=path + where.rstrip("`")[1:]) from None
+        raise SvcError(ErrorCode.PARSE_FAILED, message, path=path + where.rstrip("`")[1:]) from None
 
 
 async def run_operation(ctx: Context, body: QueryBody, path: str = "$") -> Any:
     """Run one operation (or a `bulk` of them, in order); errors carry their JSON path."""
     if body.type == "bulk":
         if not isinstance(body.args, list):
-            raise SvcError("parse-failed", "expected an array of queries", path="$.args")
+            raise SvcError(ErrorCode.PARSE_FAILED, "expected an array of queries", path="$.args")
         results = []
         for i, item in enumerate(body.args):
             results.append(await run_operation(ctx, decode_body(item, f"$.args[{i}]")))
         return results
     handler = OPERATIONS.get(body.type)
     if handler is None:
-        raise SvcError("parse-failed", f'unknown operation type "{body.type}"', path="$.type")
+        raise SvcError(
+            ErrorCode.PARSE_FAILED, f'unknown operation type "{body.type}"', path="$.type"
+        )
     return await handler(ctx, body)

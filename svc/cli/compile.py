@@ -42,7 +42,8 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
-from svc.metadata.model import Metadata, qualify
+from svc.metadata.model import Metadata
+from svc.metadata.permission_model import Permission
 from svc.plan.mutation import Insert
 from svc.plan.nodes import Const, QueryPlan, SessionJson, SessionRef, VarRef
 from svc.plan.operation import PlanInput, plan_operation
@@ -183,10 +184,9 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     if isinstance(issue, CheckIssue):
         return issue.file, issue.path
     if issue.type == "function":
-        definition = issue.definition if isinstance(issue.definition, dict) else {}
-        wanted = qualify(definition.get("function"))
+        wanted = issue.target().function
         for i, fn in enumerate(md.functions):
-            if fn is issue.definition or _same_function(fn, wanted):
+            if fn.name == wanted:
                 return "functions.yaml", f"$[{i}]"
         return "functions.yaml", "$"
     ti = next((i for i, e in enumerate(md.tables) if e.table == issue.table), None)
@@ -202,39 +202,30 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
         kind = issue.type.removesuffix("_permission")
         role = issue.definition.get("role") if isinstance(issue.definition, dict) else None
         perms = metadata_permissions(entry, kind)
-        j = next((j for j, p in enumerate(perms) if p.get("role") == role), None)
+        j = next((j for j, p in enumerate(perms) if p.role == role), None)
         if j is None:
             return "tables.yaml", base
         return "tables.yaml", f"{base}.{kind}_permissions[{j}]" + _column_in(perms[j], issue)
     if issue.type == "computed_field":
         j = next(
-            (j for j, c in enumerate(entry.computed_fields) if c.get("name") == issue.relationship),
+            (j for j, c in enumerate(entry.computed_fields) if c.name == issue.relationship),
             None,
         )
         return "tables.yaml", base if j is None else f"{base}.computed_fields[{j}]"
     return "tables.yaml", base
 
 
-def _same_function(entry: Any, wanted: Any) -> bool:
-
-    try:
-        return bool(qualify(entry.get("function")) == wanted)
-    except SvcError:
-        return False
-
-
-def _column_in(item: dict[str, Any], issue: Inconsistency) -> str:
+def _column_in(item: Permission[Any], issue: Inconsistency) -> str:
     """`.permission.columns[k]` / `.permission.set.<c>` when the reason names a column
     written there; "" otherwise."""
     m = _MISSING_COLUMN.search(issue.reason)
-    permission = item.get("permission")
-    if m is None or not isinstance(permission, dict):
+    if m is None:
         return ""
     column = m.group(1)
-    columns = permission.get("columns")
-    if isinstance(columns, list) and column in columns:
+    columns = getattr(item.permission, "columns", None)
+    if isinstance(columns, tuple) and column in columns:
         return f".permission.columns[{columns.index(column)}]"
-    presets = permission.get("set")
+    presets = getattr(item.permission, "set", None)
     if isinstance(presets, dict) and column in presets:
         return f".permission.set.{column}"
     return ""

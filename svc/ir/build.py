@@ -7,16 +7,17 @@ decides whether a new one refuses a metadata write (`svc.api.metadata`) or is re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
+from svc.errors import ErrorCode, SvcError
 from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
 from svc.ir.checks import metadata_checks
-from svc.ir.functions import FunctionError, resolve_computed_field, resolve_function
+from svc.ir.functions import resolve_computed_field, resolve_function
 from svc.ir.model import (
     SCALAR_NAMES,
     Column,
@@ -27,18 +28,18 @@ from svc.ir.model import (
     Relationship,
     RootFields,
     Table,
+    make_table,
 )
 from svc.ir.permissions import (
     FilterResolver,
-    PermissionError_,
     TableShape,
     delete_permission,
     insert_permission,
     select_permission,
     update_permission,
 )
-from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
-from svc.metadata.model import Relationship as MdRelationship
+from svc.ir.relationships import relationships
+from svc.metadata.model import Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
 
 
@@ -258,7 +259,7 @@ def _resolved(
                     "table",
                     msgspec.to_builtins(name),
                     f"no such table/view exists in postgres : {name.quoted()}",
-                    "not-exists",
+                    ErrorCode.NOT_EXISTS,
                     str(name),
                     name,
                 )
@@ -309,7 +310,7 @@ def _relationship_stage(
         return _NOTHING
     seen = Recorder(bases)
     found: list[Inconsistency] = []
-    rels = _relationships(entry, db, base, seen, index, found)
+    rels = relationships(entry, db, base, seen, index, found)
     return tuple(rels), tuple(found), seen.record()
 
 
@@ -414,15 +415,11 @@ def _final(
         return prev.table
     if not rels and not computed and not any(perms.values()):
         return base
-    return _rebuilt(base, relationships=rels, computed_fields=computed, **perms)
+    return base.with_parts(relationships=rels, computed_fields=computed, **perms)
 
 
-def _rebuilt(table: Table, **changes: Any) -> Table:
-    """`table` with `changes`; the lookup maps are rebuilt by `Table.__post_init__`."""
-    return replace(table, column_map={}, relationship_map={}, computed_field_map={}, **changes)
-
-
-PERMISSION_KINDS = {
+# Each resolves its own kind's rule: `(role, rule, all columns, table, resolver)`.
+PERMISSION_KINDS: dict[str, Callable[..., Any]] = {
     "select": select_permission,
     "insert": insert_permission,
     "update": update_permission,
@@ -441,17 +438,17 @@ def _permissions(
     all_columns = tuple(c.name for c in table.columns)
     make = PERMISSION_KINDS[kind]
     for item in getattr(entry, f"{kind}_permissions"):
-        role = str(item.get("role"))
+        role = item.role
         try:
-            out[role] = make(role, item.get("permission") or {}, all_columns, table.name, resolver)
-        except PermissionError_ as exc:
+            out[role] = make(role, item.permission, all_columns, table.name, resolver)
+        except SvcError as exc:
             issues.append(
                 Inconsistency(
                     f"{kind}_permission",
-                    {"table": msgspec.to_builtins(table.name), **item},
+                    {"table": msgspec.to_builtins(table.name), **plain(item)},
                     f"Inconsistent object: in table {table.name.quoted()}: in permission for "
                     f'role "{role}": {exc}',
-                    "validation-failed",
+                    ErrorCode.VALIDATION_FAILED,
                     f"{kind}_permission {role} in table {table.name} in source default",
                     table.name,
                     f"{role}.{kind}",
@@ -470,30 +467,30 @@ def _computed_fields(
 ) -> tuple[ComputedField, ...]:
     out: list[ComputedField] = []
     for item in entry.computed_fields:
-        name = str(item.get("name"))
+        name = item.name
         try:
             if not is_graphql_name(name):  # a document stored before names were checked
-                raise FunctionError(
+                raise SvcError(
+                    ErrorCode.NOT_SUPPORTED,
                     f'the computed field "{name}" cannot be added to table '
                     f'{table.name.quoted()} because "{name}" is not valid GraphQL name',
-                    "not-supported",
                 )
             if (
                 table.column(name) is not None
                 or name in relationships
                 or any(c.gql_name == name for c in table.columns)
             ):
-                raise FunctionError(
-                    f'column/relationship "{name}" already exists', "already-exists"
+                raise SvcError(
+                    ErrorCode.ALREADY_EXISTS, f'column/relationship "{name}" already exists'
                 )
             out.append(resolve_computed_field(item, table.name, index, tracked))
-        except FunctionError as exc:
+        except SvcError as exc:
             issues.append(
                 Inconsistency(
                     "computed_field",
-                    {"table": msgspec.to_builtins(table.name), **item},
+                    {"table": msgspec.to_builtins(table.name), **plain(item)},
                     f"Inconsistent object: in table {table.name.quoted()}: in computed field "
-                    f'"{name}": {exc.reason}',
+                    f'"{name}": {exc.message}',
                     exc.code,
                     f"computed_field {name} in table {table.name} in source default",
                     table.name,
@@ -511,15 +508,15 @@ def _functions(
 ) -> dict[QualifiedName, Function]:
     out: dict[QualifiedName, Function] = {}
     for entry in md.functions:
-        name = qualify(entry.get("function"))
+        name = entry.name
         try:
             out[name] = resolve_function(entry, index, tracked)
-        except FunctionError as exc:
+        except SvcError as exc:
             issues.append(
                 Inconsistency(
                     "function",
-                    entry,
-                    f"Inconsistent object: in function {name.quoted()}: {exc.reason}",
+                    plain(entry),
+                    f"Inconsistent object: in function {name.quoted()}: {exc.message}",
                     exc.code,
                     f"function {name} in source default",
                 )
@@ -533,7 +530,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
     if config is not None:
         custom_columns.update(config.custom_column_names)
         for col_name, col_conf in config.column_config.items():
-            if isinstance(col_conf.get("custom_name"), str):
+            if isinstance(col_conf, dict) and isinstance(col_conf.get("custom_name"), str):
                 custom_columns[col_name] = col_conf["custom_name"]
     gql_name = (config.custom_name if config else None) or default_gql_name(entry.table)
     if not is_graphql_name(gql_name):
@@ -555,7 +552,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
     )
     pk = next((k.columns for k in db.constraints if k.kind == "p"), ())
     uniques = tuple((k.name, k.columns) for k in db.constraints)
-    return Table(
+    return make_table(
         name=entry.table,
         gql_name=gql_name,
         kind=db.kind,
@@ -600,166 +597,3 @@ def _root_fields(base: str, custom: Any) -> RootFields:
         delete=pick("delete", f"delete_{base}"),
         delete_by_pk=pick("delete_by_pk", f"delete_{base}_by_pk"),
     )
-
-
-class _RelError(Exception):
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
-def _relationships(
-    entry: TableEntry,
-    db: DbTable,
-    owner: Table,
-    tables: Mapping[QualifiedName, Table],
-    index: dict[tuple[str, str], DbTable],
-    issues: list[Inconsistency],
-) -> list[Relationship]:
-    out: list[Relationship] = []
-    for kind, rels in (
-        ("object", entry.object_relationships),
-        ("array", entry.array_relationships),
-    ):
-        for rel in rels:
-            try:
-                if not is_graphql_name(rel.name):  # a document stored before names were checked
-                    raise _RelError(
-                        "validation-failed",
-                        f'cannot include "{rel.name}" in the GraphQL schema because '
-                        " it is not a valid GraphQL identifier",
-                    )
-                if owner.column(rel.name) is not None or any(r.name == rel.name for r in out):
-                    raise _RelError(
-                        "already-exists",
-                        f"column/relationship {rel.name!r} of table {entry.table.quoted()} "
-                        "already exists",
-                    )
-                if any(c.gql_name == rel.name for c in owner.columns):
-                    raise _RelError(  # the reference's message (set_table_custom_fields tests)
-                        "already-exists",
-                        f'custom column name "{rel.name}" of table {entry.table.quoted()} '
-                        "already exists",
-                    )
-                out.append(_relationship(kind, rel, entry.table, db, tables, index))
-            except _RelError as exc:
-                definition = {
-                    "name": rel.name,
-                    "using": msgspec.to_builtins(rel.using),
-                    "source": "default",
-                    "comment": rel.comment,
-                    "table": msgspec.to_builtins(entry.table),
-                }
-                issues.append(
-                    Inconsistency(
-                        f"{kind}_relation",
-                        definition,
-                        f"Inconsistent object: in table {entry.table.quoted()}: "
-                        f'in relationship "{rel.name}": {exc.reason}',
-                        exc.code,
-                        f"{kind}_relation {rel.name} in table {entry.table} in source default",
-                        entry.table,
-                        rel.name,
-                    )
-                )
-    return out
-
-
-def _columns(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise _RelError("invalid-configuration", "expected a column name or a list of column names")
-
-
-def _relationship(
-    kind: str,
-    rel: MdRelationship,
-    owner: QualifiedName,
-    db: DbTable,
-    tables: Mapping[QualifiedName, Table],
-    index: dict[tuple[str, str], DbTable],
-) -> Relationship:
-    using = rel.using
-    manual: Any = using.manual_configuration
-    if manual is not msgspec.UNSET:
-        target = qualify(manual.remote_table)
-        remote = _tracked(target, tables)
-        for local, far in manual.column_mapping.items():
-            if db_column(db, local) is None:
-                raise _RelError("not-exists", f'no such column exists : "{local}"')
-            if remote.column(far) is None:
-                raise _RelError("not-exists", f'no such column exists : "{far}"')
-        mapping = tuple(manual.column_mapping.items())
-        return Relationship(rel.name, kind, target, mapping, rel.comment, _is_key(remote, mapping))
-    fk_on = using.foreign_key_constraint_on
-    if isinstance(fk_on, dict):
-        # {table, column(s)}: the foreign key lives on the remote table and points here.
-        target = qualify(fk_on.get("table"))
-        remote_cols = _columns(fk_on.get("columns", fk_on.get("column")))
-        remote = _tracked(target, tables)
-        remote_db = index.get((target.schema, target.name))
-        assert remote_db is not None
-        for col in remote_cols:
-            if db_column(remote_db, col) is None:
-                raise _RelError("not-exists", f'no such column exists : "{col}"')
-        fks = [
-            fk
-            for fk in remote_db.foreign_keys
-            if set(fk.columns) == set(remote_cols)
-            and (fk.ref_schema, fk.ref_table) == (owner.schema, owner.name)
-        ]
-        fk = _one(fks)
-        order = {c: i for i, c in enumerate(fk.columns)}
-        pairs = tuple(
-            sorted(zip(fk.ref_columns, fk.columns, strict=True), key=lambda p: order[p[1]])
-        )
-        unique = _is_key(remote, pairs)
-        return Relationship(rel.name, kind, target, pairs, rel.comment, unique)
-    if kind == "array":
-        raise _RelError(
-            "parse-failed", "foreign_key_constraint_on of an array relationship needs a table"
-        )
-    cols = _columns(fk_on)
-    for col in cols:
-        if db_column(db, col) is None:
-            raise _RelError("not-exists", f'no such column exists : "{col}"')
-    fk = _one([f for f in db.foreign_keys if set(f.columns) == set(cols)])
-    target = QualifiedName(name=fk.ref_table, schema=fk.ref_schema)
-    _tracked(target, tables)
-    pairs = tuple(zip(fk.columns, fk.ref_columns, strict=True))
-    return Relationship(rel.name, kind, target, pairs, rel.comment, True)
-
-
-def _is_key(remote: Table, mapping: tuple[tuple[str, str], ...]) -> bool:
-    """True when the remote columns of `mapping` cover a primary key or unique constraint."""
-    remote_cols = {far for _, far in mapping}
-    keys = [remote.primary_key, *(cols for _, cols in remote.unique_constraints)]
-    return any(key and set(key) <= remote_cols for key in keys)
-
-
-def _one(fks: list[Any]) -> Any:
-    if not fks:
-        raise _RelError(
-            "invalid-configuration", "no foreign constraint exists on the given column(s)"
-        )
-    if len(fks) > 1:
-        raise _RelError(
-            "invalid-configuration",
-            "more than one foreign key constraint exists on the given column(s)",
-        )
-    return fks[0]
-
-
-def _tracked(name: QualifiedName, tables: Mapping[QualifiedName, Table]) -> Table:
-    table = tables.get(name)
-    if table is None:
-        raise _RelError("not-exists", f"table {name.quoted()} is not tracked")
-    return table
-
-
-def db_column(db: DbTable, name: str) -> DbColumn | None:
-    """The catalog column `name` of `db`, if any."""
-    return next((c for c in db.columns if c.name == name), None)

@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import msgspec
 from graphql import GraphQLError, parse
 
 from svc.ir.model import Function, Inconsistency, Table
 from svc.ir.role_view import PERMISSION_KINDS, metadata_permissions
 from svc.ir.root_clashes import root_field_clashes
-from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
+from svc.metadata.model import Metadata, QualifiedName, TableEntry, plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +64,7 @@ def metadata_checks(
 def _issue(kind: str, file: str, path: str, reason: str, definition: Any) -> CheckIssue:
     return CheckIssue(
         kind,
-        msgspec.to_builtins(definition),
+        plain(definition),
         reason,
         name=f"{file}: {path}",
         file=file,
@@ -127,13 +126,13 @@ def _entry_duplicates(entry: TableEntry) -> tuple[_Repeat, ...]:
         if len(perms) > 1:
             roles: dict[Any, str] = {}
             for j, perm in enumerate(perms):
-                role, path = perm.get("role"), f".{kind}_permissions[{j}]"
+                role, path = perm.role, f".{kind}_permissions[{j}]"
                 first = roles.setdefault(role, path)
                 if first != path:
                     out.append((path, f'{kind} permission of role "{role}"', first, perm))
     names: dict[Any, str] = {}
     for j, cf in enumerate(entry.computed_fields if len(entry.computed_fields) > 1 else ()):
-        name, path = cf.get("name"), f".computed_fields[{j}]"
+        name, path = cf.name, f".computed_fields[{j}]"
         first = names.setdefault(name, path)
         if first != path:
             out.append((path, f'computed field "{name}"', first, cf))
@@ -161,38 +160,32 @@ def _duplicates(md: Metadata, resolved: int) -> Iterator[CheckIssue]:
             yield _issue("duplicate_declaration", "tables.yaml", path, reason, definition)
     functions = _Seen("functions.yaml")
     for i, fn in enumerate(md.functions):
-        try:
-            qualified = qualify(fn.get("function"))
-        except Exception:  # an unreadable name is reported by the IR's function stage
-            continue
+        qualified = fn.name
         found = functions.dup(qualified, f"$[{i}]", f"function {qualified.quoted()}", fn)
         if found is not None:
             yield found
 
 
-def _collections(md: Metadata, out: list[CheckIssue]) -> dict[Any, set[Any]]:
+def _collections(md: Metadata, out: list[CheckIssue]) -> dict[str, set[str]]:
     """Query names per collection name; appends to `out` collections and queries declared
-    twice, query entries that are not `{name, query}` and queries that do not parse."""
+    twice and queries that do not parse."""
     file = "query_collections.yaml"
     collections = _Seen(file)
-    queries: dict[Any, set[Any]] = {}
+    queries: dict[str, set[str]] = {}
     for i, coll in enumerate(md.query_collections):
-        name = coll.get("name")
+        name = coll.name
         found = collections.dup(name, f"$[{i}]", f'collection "{name}"', {"name": name})
         if found is not None:
             out.append(found)
         names = queries.setdefault(name, set())
         seen = _Seen(file)
-        for j, q in enumerate(_obj(coll.get("definition")).get("queries") or []):
+        for j, q in enumerate(coll.definition.queries):
             path = f"$[{i}].definition.queries[{j}]"
-            if not isinstance(q, dict):
-                out.append(_issue("query_collection", file, path, "expected {name, query}", q))
-                continue
-            found = seen.dup(q.get("name"), path, f'query "{q.get("name")}"', q)
+            found = seen.dup(q.name, path, f'query "{q.name}"', q)
             if found is not None:
                 out.append(found)
-            names.add(q.get("name"))
-            error = _parse_error(str(q.get("query", "")))
+            names.add(q.name)
+            error = _parse_error(q.query)
             if error is not None:
                 out.append(_issue("query_collection", file, path + ".query", error, q))
     return queries
@@ -209,16 +202,15 @@ def _parse_error(text: str) -> str | None:
     return None
 
 
-def _references(md: Metadata, queries: dict[Any, set[Any]]) -> Iterator[CheckIssue]:
+def _references(md: Metadata, queries: dict[str, set[str]]) -> Iterator[CheckIssue]:
     """Allow-list entries and REST endpoints naming a missing collection or query."""
     for i, item in enumerate(md.allowlist):
-        name = item.get("collection")
+        name = item.collection
         if name not in queries:
             reason = f'collection "{name}" does not exist in query_collections.yaml'
             yield _issue("allowlist", "allow_list.yaml", f"$[{i}].collection", reason, item)
     for i, ep in enumerate(md.rest_endpoints):
-        ref = _obj(_obj(ep.get("definition")).get("query"))
-        coll_name, query = ref.get("collection_name"), ref.get("query_name")
+        coll_name, query = ep.reference
         if coll_name not in queries:
             reason = f'collection "{coll_name}" does not exist in query_collections.yaml'
         elif query not in queries[coll_name]:
@@ -227,7 +219,3 @@ def _references(md: Metadata, queries: dict[Any, set[Any]]) -> Iterator[CheckIss
             continue
         path = f"$[{i}].definition.query"
         yield _issue("rest_endpoint", "rest_endpoints.yaml", path, reason, ep)
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

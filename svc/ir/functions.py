@@ -5,7 +5,8 @@ only IN arguments; it must not be overloaded; VOLATILE functions are exposed as 
 default and STABLE/IMMUTABLE ones only as queries. A computed field's function takes the
 table's row (`table_argument`, default the first argument), optionally the session as JSON
 (`session_argument`), and returns a base type (scalar field) or `SETOF <tracked table>`.
-Failures raise `FunctionError`, which the IR builder records as an inconsistency.
+Failures raise `SvcError` (the code and reason of the reference's inconsistency), which the
+IR builder records as an inconsistency.
 """
 
 from __future__ import annotations
@@ -13,35 +14,39 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import Any
 
+from msgspec import UNSET
+
 from svc.catalog.introspect import DbFunction
+from svc.errors import ErrorCode, SvcError
 from svc.ir.model import SCALAR_NAMES, ComputedField, Function, FunctionArg
-from svc.metadata.model import QualifiedName, qualify
+from svc.metadata.function_model import ComputedField as ComputedFieldEntry
+from svc.metadata.function_model import FunctionConfiguration, TrackedFunction
+from svc.metadata.model import QualifiedName
 from svc.metadata.names import is_graphql_name
 
 JSON_TYPES = frozenset({"json", "jsonb"})
 
 
-class FunctionError(Exception):
-    """A function or computed field that does not resolve; `code` is the error code."""
-
-    def __init__(self, reason: str, code: str = "invalid-configuration") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.code = code
+def unresolved(reason: str, code: ErrorCode = ErrorCode.INVALID_CONFIGURATION) -> SvcError:
+    """The error of a function or computed field that does not resolve (400, `code`)."""
+    return SvcError(code, reason)
 
 
 def lookup(index: dict[tuple[str, str], list[DbFunction]], name: QualifiedName) -> DbFunction:
-    """The one function called `name`; raises `FunctionError` if absent or overloaded."""
+    """The one function called `name`; raises `SvcError` (`unresolved`) if absent, overloaded
+    or with OUT arguments."""
     found = index.get((name.schema, name.name), [])
     if not found:
-        raise FunctionError(f"no such function exists in postgres : {name.quoted()}", "not-exists")
+        raise unresolved(
+            f"no such function exists in postgres : {name.quoted()}", ErrorCode.NOT_EXISTS
+        )
     if len(found) > 1:
-        raise FunctionError(
+        raise unresolved(
             f"function {name.quoted()} is overloaded. Overloaded functions are not supported"
         )
     fn = found[0]
     if any(m != "i" for m in fn.arg_modes):
-        raise FunctionError(
+        raise unresolved(
             f"function {name.quoted()} has OUT or INOUT arguments; only IN arguments are supported"
         )
     return fn
@@ -68,37 +73,38 @@ def _session_index(fn: DbFunction, session_argument: Any, names: list[str]) -> i
     if session_argument is None:
         return None
     if session_argument not in names:
-        raise FunctionError(f"{session_argument} is not an input argument of the function")
+        raise unresolved(f"{session_argument} is not an input argument of the function")
     i = names.index(session_argument)
     if fn.arg_type_names[i] not in JSON_TYPES:
-        raise FunctionError(f'session argument "{session_argument}" must be of type json')
+        raise unresolved(f'session argument "{session_argument}" must be of type json')
     return i
 
 
 def resolve_function(
-    entry: dict[str, Any],
+    entry: TrackedFunction,
     index: dict[tuple[str, str], list[DbFunction]],
     tracked: set[QualifiedName],
 ) -> Function:
-    """A `functions` metadata entry (`{function, configuration, permissions}`) resolved."""
-    name = qualify(entry.get("function"))
+    """A `functions` metadata entry (`{function, configuration, permissions}`) resolved;
+    raises `SvcError` (`unresolved`)."""
+    name = entry.name
     fn = lookup(index, name)
-    config = entry.get("configuration") or {}
+    config = FunctionConfiguration() if entry.configuration is UNSET else entry.configuration
     returns = QualifiedName(name=fn.return_type_name, schema=fn.return_type_schema)
     if fn.return_type_kind != "c" or returns not in tracked:
-        raise FunctionError(
+        raise unresolved(
             f"the function {name.quoted()} cannot be tracked because the function does not "
             "return a SETOF table or a tracked table type",
-            "not-supported",
+            ErrorCode.NOT_SUPPORTED,
         )
-    exposed_as = config.get("exposed_as") or ("mutation" if fn.volatility == "v" else "query")
+    exposed_as = _given(config.exposed_as) or ("mutation" if fn.volatility == "v" else "query")
     if exposed_as == "mutation" and fn.volatility != "v":
-        raise FunctionError(
+        raise unresolved(
             f"the function {name.quoted()} is STABLE or IMMUTABLE; "
             "it can only be exposed as a query"
         )
     names = _arg_names(fn)
-    session = _session_index(fn, config.get("session_argument"), names)
+    session = _session_index(fn, _given(config.session_argument), names)
     args: list[FunctionArg] = []
     order: list[tuple[str, str]] = []
     for i, arg_name in enumerate(names):
@@ -108,12 +114,12 @@ def resolve_function(
         arg = _input_arg(fn, i, arg_name)
         args.append(arg)
         order.append(("input", arg.gql_name))
-    gql_name = config.get("custom_name") or (
+    gql_name = _given(config.custom_name) or (
         name.name if name.schema == "public" else f"{name.schema}_{name.name}"
     )
     if not is_graphql_name(gql_name):
-        raise FunctionError(f"function name {name.quoted()} is not a valid GraphQL name")
-    roles = frozenset(str(p.get("role")) for p in entry.get("permissions") or [])
+        raise unresolved(f"function name {name.quoted()} is not a valid GraphQL name")
+    roles = frozenset(entry.roles)
     return Function(
         name=name,
         gql_name=gql_name,
@@ -123,36 +129,40 @@ def resolve_function(
         arg_order=tuple(order),
         exposed_as=exposed_as,
         roles=roles,
-        comment=entry.get("comment") or fn.comment,
+        comment=_given(entry.comment) or fn.comment,
     )
 
 
+def _given(value: Any) -> Any:
+    """`value`, None for an absent key."""
+    return None if value is UNSET else value
+
+
 def resolve_computed_field(
-    entry: dict[str, Any],
+    entry: ComputedFieldEntry,
     table: QualifiedName,
     index: dict[tuple[str, str], list[DbFunction]],
     tracked: Container[QualifiedName],
 ) -> ComputedField:
-    """A table's `computed_fields` entry (`{name, definition, comment}`) resolved."""
-    name = str(entry.get("name"))
-    definition = entry.get("definition") or {}
-    fname = qualify(definition.get("function"))
+    """A table's `computed_fields` entry (`{name, definition, comment}`) resolved; raises
+    `SvcError` (`unresolved`)."""
+    name = entry.name
+    definition = entry.definition
+    fname = definition.function_name
     fn = lookup(index, fname)
     names = _arg_names(fn)
     if not names:
-        raise FunctionError(f"the function {fname.quoted()} has no input arguments")
-    table_arg = definition.get("table_argument")
+        raise unresolved(f"the function {fname.quoted()} has no input arguments")
+    table_arg = _given(definition.table_argument)
     row = names.index(table_arg) if table_arg in names else 0
     if table_arg is not None and table_arg not in names:
-        raise FunctionError(
-            f"{table_arg} is not an input argument of the function {fname.quoted()}"
-        )
-    session = _session_index(fn, definition.get("session_argument"), names)
+        raise unresolved(f"{table_arg} is not an input argument of the function {fname.quoted()}")
+    session = _session_index(fn, _given(definition.session_argument), names)
     if row == session:
         row = 1 if session == 0 and len(names) > 1 else row
     row_type = QualifiedName(name=fn.arg_type_names[row], schema=fn.arg_type_schemas[row])
     if row_type != table:
-        raise FunctionError(
+        raise unresolved(
             f"first argument of the function {fname.quoted()} is not COMPOSITE type of "
             f"table {table.quoted()}"
             if table_arg is None
@@ -174,17 +184,17 @@ def resolve_computed_field(
         "function": fname,
         "args": tuple(args),
         "arg_order": tuple(order),
-        "comment": entry.get("comment") or fn.comment,
+        "comment": _given(entry.comment) or fn.comment,
     }
     if fn.return_type_kind == "c":
         target = QualifiedName(name=fn.return_type_name, schema=fn.return_type_schema)
         if not fn.returns_set or target not in tracked:
-            raise FunctionError(
+            raise unresolved(
                 f"the function {fname.quoted()} must return a base type or SETOF a tracked table"
             )
         return ComputedField(returns_table=target, **common)
     if fn.returns_set:
-        raise FunctionError(f"the function {fname.quoted()} returns a SETOF a base type")
+        raise unresolved(f"the function {fname.quoted()} returns a SETOF a base type")
     return ComputedField(
         scalar=SCALAR_NAMES.get(fn.return_type_name, fn.return_type_name),
         pg_type=fn.return_type,

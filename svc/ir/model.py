@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from svc.errors import ErrorCode
 from svc.ir.permissions import (
     DeletePermission,
     InsertPermission,
     SelectPermission,
     UpdatePermission,
 )
-from svc.metadata.model import QualifiedName
+from svc.metadata.drop import ObjectRef
+from svc.metadata.model import QualifiedName, qualify
 
 if TYPE_CHECKING:
     from svc.ir.cache import IrCache
@@ -158,7 +160,13 @@ class RootFields:
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """A tracked table or view, resolved against the catalog."""
+    """A tracked table or view, resolved against the catalog.
+
+    `column_map`, `relationship_map` and `computed_field_map` index `columns`,
+    `relationships` and `computed_fields` by name; they are built once, with the table
+    (`make_table`, `Table.with_parts`), and never changed: a `dataclasses.replace` that
+    changes those tuples must go through `with_parts` instead.
+    """
 
     name: QualifiedName
     gql_name: str
@@ -180,13 +188,11 @@ class Table:
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
     computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)
 
-    def __post_init__(self) -> None:
-        self.column_map.clear()
-        self.relationship_map.clear()
-        self.computed_field_map.clear()
-        self.column_map.update({c.name: c for c in self.columns})
-        self.relationship_map.update({r.name: r for r in self.relationships})
-        self.computed_field_map.update({c.name: c for c in self.computed_fields})
+    def with_parts(self, **changes: Any) -> Table:
+        """A copy with `changes` (any fields but the maps); a map is rebuilt when its tuple
+        changed, else shared (maps are never changed)."""
+        columns = None if "columns" in changes else self.column_map
+        return make_table(columns, **{**_fields(self), **changes})
 
     def column(self, name: str) -> Column | None:
         """The column called `name` (Postgres name)."""
@@ -208,6 +214,27 @@ class Table:
         return bool(self.updatable & 16)
 
 
+_MAPS = frozenset({"column_map", "relationship_map", "computed_field_map"})
+
+
+def _fields(table: Table) -> dict[str, Any]:
+    """The fields of `table` other than its maps."""
+    return {f: getattr(table, f) for f in Table.__dataclass_fields__ if f not in _MAPS}
+
+
+def make_table(column_map: dict[str, Column] | None = None, **fields: Any) -> Table:
+    """A `Table` of `fields` (every field but the maps), with its name maps built
+    (`column_map` when given: the map of these very columns)."""
+    if column_map is None:
+        column_map = {c.name: c for c in fields["columns"]}
+    return Table(
+        **fields,
+        column_map=column_map,
+        relationship_map={r.name: r for r in fields.get("relationships", ())},
+        computed_field_map={c.name: c for c in fields.get("computed_fields", ())},
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Inconsistency:
     """Something in metadata that does not resolve (spec 2.11: `{definition, reason, type}`).
@@ -218,7 +245,7 @@ class Inconsistency:
     type: str
     definition: Any
     reason: str
-    code: str = "invalid-configuration"
+    code: ErrorCode = ErrorCode.INVALID_CONFIGURATION
     name: str = ""
     table: QualifiedName | None = None
     relationship: str | None = None
@@ -242,6 +269,13 @@ class Inconsistency:
     def to_json(self) -> dict[str, Any]:
         """The `get_inconsistent_metadata` entry."""
         return {"definition": self.definition, "reason": self.reason, "type": self.type}
+
+    def target(self) -> ObjectRef:
+        """The metadata object this is about, for `svc.metadata.drop` (a function is named
+        by its definition's `function`; whole-document issues name nothing)."""
+        if self.type == "function" and isinstance(self.definition, dict):
+            return ObjectRef("function", function=qualify(self.definition.get("function")))
+        return ObjectRef(self.type, self.table, self.relationship)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
+from svc.metadata.permission_model import Permission
 
 ADMIN_ROLE = "admin"
 # Permission kinds in the metadata's order of `<kind>_permissions` lists.
@@ -260,10 +261,11 @@ def _root_fields(
 
 
 # -- the roles a metadata document names --------------------------------------------------
-def metadata_permissions(entry: TableEntry, kind: str) -> list[Any]:
-    """The raw `<kind>_permissions` list of a metadata table entry (for locating an
-    entry in the document; decisions use `TableAccess`)."""
-    return list(getattr(entry, f"{kind}_permissions", []))
+def metadata_permissions(entry: TableEntry, kind: str) -> tuple[Permission[Any], ...]:
+    """The `<kind>_permissions` of a metadata table entry (for locating an entry in the
+    document; decisions use `TableAccess`)."""
+    found: tuple[Permission[Any], ...] = getattr(entry, f"{kind}_permissions", ())
+    return found
 
 
 def metadata_roles(md: Metadata) -> tuple[str, ...]:
@@ -272,8 +274,8 @@ def metadata_roles(md: Metadata) -> tuple[str, ...]:
     roles: set[str] = set()
     for entry in md.tables:
         for kind in PERMISSION_KINDS:
-            roles.update(str(p.get("role")) for p in metadata_permissions(entry, kind))
+            roles.update(p.role for p in metadata_permissions(entry, kind))
     for fn in md.functions:
-        roles.update(str(p.get("role")) for p in fn.get("permissions") or [] if isinstance(p, dict))
+        roles.update(fn.roles)
     roles.discard(ADMIN_ROLE)
     return (ADMIN_ROLE, *sorted(roles))

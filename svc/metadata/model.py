@@ -1,8 +1,13 @@
 """The metadata document (Hasura v2 export format, `{"version": 2, "tables": [...]}`).
 
-Structs are decoded and encoded with msgspec; `omit_defaults` keeps exports minimal and
-stable. Parts that later issues will type (permissions, event triggers, …) are kept as
-plain JSON objects so that `replace_metadata` → `export_metadata` round-trips them.
+Frozen msgspec structs, decoded and encoded with msgspec; `omit_defaults` keeps exports
+minimal and stable. Lists are tuples: a document is never edited, each edit makes a new
+one (`svc.metadata.apply`) sharing the parts it did not change. Permissions, computed
+fields, functions, collections, the allow-list and REST endpoints are typed
+(`permission_model`, `function_model`, `collection_model`); the parts later issues will
+type (remote relationships, event triggers, actions, custom types, cron triggers, remote
+schemas) are kept as plain JSON objects so that `replace_metadata` → `export_metadata`
+round-trips them.
 """
 
 from __future__ import annotations
@@ -11,55 +16,27 @@ from typing import Any
 
 import msgspec
 
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
+from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
+from svc.metadata.function_model import ComputedField, TrackedFunction
 from svc.metadata.limits import (
     ApiLimits,
     IntrospectionOptions,
     api_limits_from_obj,
     introspection_from_obj,
 )
+from svc.metadata.permission_model import (
+    DeletePermission,
+    InsertPermission,
+    SelectPermission,
+    UpdatePermission,
+)
+from svc.metadata.qualified import JSON, QualifiedName, TableName, plain, qualify
 
-JSON = dict[str, Any]
-
-
-class QualifiedName(msgspec.Struct, frozen=True, order=True):
-    """`{schema, name}` of a table, view or function; `schema` defaults to `public` and is
-    always exported (as the reference does; msgspec's `omit_defaults` would compare the
-    default by identity and export it only sometimes)."""
-
-    name: str
-    schema: str = "public"
-
-    def __str__(self) -> str:
-        return self.name if self.schema == "public" else f"{self.schema}.{self.name}"
-
-    def quoted(self) -> str:
-        """`"author"` or `"s"."author"`: the form the reference's messages use."""
-        return f'"{self.name}"' if self.schema == "public" else f'"{self.schema}"."{self.name}"'
+__all__ = ["JSON", "QualifiedName", "TableName", "plain", "qualify"]
 
 
-TableName = QualifiedName | str
-
-
-def qualify(value: Any, path: str = "$") -> QualifiedName:
-    """Normalise a TableName (`"author"`, `"s.author"` is a name, or `{schema, name}`).
-
-    Raises `SvcError` `parse-failed` when the value is neither a string nor an object with a
-    string `name`.
-    """
-    if isinstance(value, QualifiedName):
-        return value
-    if isinstance(value, str):
-        return QualifiedName(name=value)
-    if isinstance(value, dict) and isinstance(value.get("name"), str):
-        schema = value.get("schema", "public")
-        if not isinstance(schema, str):
-            raise SvcError("parse-failed", "expected a string for schema", path=path + ".schema")
-        return QualifiedName(name=value["name"], schema=schema)
-    raise SvcError("parse-failed", "expecting a table name or {schema, name}", path=path)
-
-
-class ManualConfiguration(msgspec.Struct, omit_defaults=True):
+class ManualConfiguration(msgspec.Struct, frozen=True, omit_defaults=True):
     """`manual_configuration` of a relationship: remote table and column mapping."""
 
     remote_table: Any
@@ -67,14 +44,14 @@ class ManualConfiguration(msgspec.Struct, omit_defaults=True):
     insertion_order: str | None = None
 
 
-class RelUsing(msgspec.Struct, omit_defaults=True):
+class RelUsing(msgspec.Struct, frozen=True, omit_defaults=True):
     """`using` of a relationship: exactly one of the two keys (spec 2.4)."""
 
     foreign_key_constraint_on: Any = msgspec.UNSET
     manual_configuration: ManualConfiguration | msgspec.UnsetType = msgspec.UNSET
 
 
-class Relationship(msgspec.Struct, omit_defaults=True):
+class Relationship(msgspec.Struct, frozen=True, omit_defaults=True):
     """An object or array relationship as stored in a table entry."""
 
     name: str
@@ -82,7 +59,7 @@ class Relationship(msgspec.Struct, omit_defaults=True):
     comment: str | None = None
 
 
-class CustomRootFields(msgspec.Struct, omit_defaults=True):
+class CustomRootFields(msgspec.Struct, frozen=True, omit_defaults=True):
     """`custom_root_fields` of a table configuration (names of its root fields)."""
 
     select: str | None = None
@@ -98,7 +75,7 @@ class CustomRootFields(msgspec.Struct, omit_defaults=True):
     delete_by_pk: str | None = None
 
 
-class TableConfiguration(msgspec.Struct, omit_defaults=True):
+class TableConfiguration(msgspec.Struct, frozen=True, omit_defaults=True):
     """`configuration` of a tracked table (track_table v2, set_table_customization)."""
 
     custom_name: str | None = None
@@ -108,21 +85,21 @@ class TableConfiguration(msgspec.Struct, omit_defaults=True):
     comment: str | None = None
 
 
-class TableEntry(msgspec.Struct, omit_defaults=True):
+class TableEntry(msgspec.Struct, frozen=True, omit_defaults=True):
     """One tracked table with everything attached to it."""
 
     table: QualifiedName
     is_enum: bool = False
     configuration: TableConfiguration | None = None
-    object_relationships: list[Relationship] = msgspec.field(default_factory=list)
-    array_relationships: list[Relationship] = msgspec.field(default_factory=list)
-    computed_fields: list[JSON] = msgspec.field(default_factory=list)
-    remote_relationships: list[JSON] = msgspec.field(default_factory=list)
-    insert_permissions: list[JSON] = msgspec.field(default_factory=list)
-    select_permissions: list[JSON] = msgspec.field(default_factory=list)
-    update_permissions: list[JSON] = msgspec.field(default_factory=list)
-    delete_permissions: list[JSON] = msgspec.field(default_factory=list)
-    event_triggers: list[JSON] = msgspec.field(default_factory=list)
+    object_relationships: tuple[Relationship, ...] = ()
+    array_relationships: tuple[Relationship, ...] = ()
+    computed_fields: tuple[ComputedField, ...] = ()
+    remote_relationships: tuple[JSON, ...] = ()
+    insert_permissions: tuple[InsertPermission, ...] = ()
+    select_permissions: tuple[SelectPermission, ...] = ()
+    update_permissions: tuple[UpdatePermission, ...] = ()
+    delete_permissions: tuple[DeletePermission, ...] = ()
+    event_triggers: tuple[JSON, ...] = ()
 
     def relationship(self, name: str) -> Relationship | None:
         """The object or array relationship called `name`, if any."""
@@ -132,19 +109,19 @@ class TableEntry(msgspec.Struct, omit_defaults=True):
         return None
 
 
-class Metadata(msgspec.Struct, omit_defaults=True):
+class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     """The whole metadata document, as `export_metadata` returns it."""
 
     version: int = 2
-    tables: list[TableEntry] = msgspec.field(default_factory=list)
-    functions: list[JSON] = msgspec.field(default_factory=list)
-    remote_schemas: list[JSON] = msgspec.field(default_factory=list)
-    query_collections: list[JSON] = msgspec.field(default_factory=list)
-    allowlist: list[JSON] = msgspec.field(default_factory=list)
-    actions: list[JSON] = msgspec.field(default_factory=list)
+    tables: tuple[TableEntry, ...] = ()
+    functions: tuple[TrackedFunction, ...] = ()
+    remote_schemas: tuple[JSON, ...] = ()
+    query_collections: tuple[QueryCollection, ...] = ()
+    allowlist: tuple[AllowlistItem, ...] = ()
+    actions: tuple[JSON, ...] = ()
     custom_types: JSON = msgspec.field(default_factory=dict)
-    cron_triggers: list[JSON] = msgspec.field(default_factory=list)
-    rest_endpoints: list[JSON] = msgspec.field(default_factory=list)
+    cron_triggers: tuple[JSON, ...] = ()
+    rest_endpoints: tuple[RestEndpoint, ...] = ()
     api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)
     graphql_schema_introspection: IntrospectionOptions | None = None
 
@@ -182,7 +159,9 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
         sources = obj.pop("sources")
         for k, source in enumerate(sources):
             if not isinstance(source, dict):
-                raise SvcError("parse-failed", "expected an object", path=f"{path}.sources[{k}]")
+                raise SvcError(
+                    ErrorCode.PARSE_FAILED, "expected an object", path=f"{path}.sources[{k}]"
+                )
         k, default = next(
             ((k, s) for k, s in enumerate(sources) if s.get("name") == "default"), (0, None)
         )
@@ -202,7 +181,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
         md = msgspec.convert(obj, Metadata)
     except msgspec.ValidationError as exc:
         raise convert_error(exc, path) from None
-    md.api_limits, md.graphql_schema_introspection = limits, introspection
+    md = msgspec.structs.replace(md, api_limits=limits, graphql_schema_introspection=introspection)
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
     return md
 
@@ -223,7 +202,7 @@ def check_version(obj: Any, path: str) -> None:
         if len(shown) > 40:
             shown = shown[:40] + "…"
         raise SvcError(
-            "parse-failed", f"expected 2 or 3, encountered {shown}", path=f"{path}.version"
+            ErrorCode.PARSE_FAILED, f"expected 2 or 3, encountered {shown}", path=f"{path}.version"
         )
 
 
@@ -239,7 +218,7 @@ def convert_error(exc: msgspec.ValidationError, path: str) -> SvcError:
     text = str(exc)
     message, _, where = text.partition(" - at `")
     suffix = where.rstrip("`")[1:] if where else ""
-    return SvcError("parse-failed", message, path=path + suffix)
+    return SvcError(ErrorCode.PARSE_FAILED, message, path=path + suffix)
 
 
 def encode_metadata(md: Metadata) -> bytes:
@@ -249,5 +228,5 @@ def encode_metadata(md: Metadata) -> bytes:
 
 def metadata_to_obj(md: Metadata) -> JSON:
     """The metadata as plain JSON-able objects (`export_metadata`)."""
-    out: JSON = msgspec.to_builtins(md)
+    out: JSON = plain(md)
     return out

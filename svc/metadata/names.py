@@ -22,9 +22,12 @@ valid GraphQL name` (the reference's `buildComputedFieldInfo`).
 from __future__ import annotations
 
 import re
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
-from svc.errors import SvcError
+from msgspec import UNSET, UnsetType
+
+from svc.errors import ErrorCode, SvcError
+from svc.metadata.function_model import FunctionConfiguration
 from svc.metadata.model import CustomRootFields, Metadata, QualifiedName, TableConfiguration
 
 GRAPHQL_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
@@ -50,14 +53,14 @@ def check_name(name: object, path: str) -> None:
     """Raise 400 `parse-failed` `<name> is not valid GraphQL name` at `path` unless `name`
     is a GraphQL name (`is_graphql_name`)."""
     if not is_graphql_name(name):
-        raise SvcError("parse-failed", name_message(name), path=path)
+        raise SvcError(ErrorCode.PARSE_FAILED, name_message(name), path=path)
 
 
 def identifier_error(name: str, path: str = "$.args") -> SvcError:
     """400 `validation-failed`: `name` cannot be in the schema (the reference's
     `textToName`, raised while it builds the schema; its message has two spaces)."""
     return SvcError(
-        "validation-failed",
+        ErrorCode.VALIDATION_FAILED,
         f'cannot include "{name}" in the GraphQL schema because '
         " it is not a valid GraphQL identifier",
         path=path,
@@ -75,7 +78,7 @@ def check_computed_field_name(name: object, table: QualifiedName, path: str = "$
     is a GraphQL name."""
     if not is_graphql_name(name):
         raise SvcError(
-            "not-supported",
+            ErrorCode.NOT_SUPPORTED,
             f'the computed field "{name}" cannot be added to table {table.quoted()} '
             f'because "{name}" is not valid GraphQL name',
             path=path,
@@ -98,7 +101,7 @@ def check_custom_root_fields(fields: CustomRootFields, path: str) -> None:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise SvcError(
-            "parse-failed",
+            ErrorCode.PARSE_FAILED,
             "the following custom root field names are duplicated: " + _english(duplicated),
             path=path,
         )
@@ -132,27 +135,26 @@ def check_table_configuration(config: TableConfiguration | None, path: str) -> N
             check_name(conf["custom_name"], f"{path}.column_config.{column}.custom_name")
 
 
-def check_function_configuration(config: Any, path: str) -> None:
+def check_function_configuration(config: FunctionConfiguration | UnsetType, path: str) -> None:
     """The names of a function `configuration` (`custom_name`, `custom_root_fields.
     function` / `.function_aggregate`); raises 400 `parse-failed` at the bad value."""
-    if not isinstance(config, dict):
+    if config is UNSET:
         return
-    if config.get("custom_name") is not None:
-        check_name(config["custom_name"], f"{path}.custom_name")
-    roots = config.get("custom_root_fields")
-    if isinstance(roots, dict):
-        for key in ("function", "function_aggregate"):
-            if roots.get(key) is not None:
-                check_name(roots[key], f"{path}.custom_root_fields.{key}")
-        if roots.get("function") is not None and roots.get("function") == roots.get(
-            "function_aggregate"
-        ):
-            raise SvcError(
-                "parse-failed",
-                "the following custom root field names are duplicated: "
-                f'"{roots["function"]}" and "{roots["function_aggregate"]}"',
-                path=f"{path}.custom_root_fields",
-            )
+    if isinstance(config.custom_name, str):
+        check_name(config.custom_name, f"{path}.custom_name")
+    roots = config.custom_root_fields
+    if roots is UNSET:
+        return
+    function, aggregate = roots.function, roots.function_aggregate
+    for key, value in (("function", function), ("function_aggregate", aggregate)):
+        if isinstance(value, str):
+            check_name(value, f"{path}.custom_root_fields.{key}")
+    if isinstance(function, str) and function == aggregate:
+        raise SvcError(
+            ErrorCode.PARSE_FAILED,
+            f'the following custom root field names are duplicated: "{function}" and "{aggregate}"',
+            path=f"{path}.custom_root_fields",
+        )
 
 
 def check_metadata_names(
@@ -170,9 +172,6 @@ def check_metadata_names(
             for j, rel in enumerate(getattr(entry, f"{kind}_relationships")):
                 check_relationship_name(rel.name, f"{base}.{kind}_relationships[{j}].name")
         for j, cf in enumerate(entry.computed_fields):
-            check_computed_field_name(cf.get("name"), entry.table, f"{base}.computed_fields[{j}]")
+            check_computed_field_name(cf.name, entry.table, f"{base}.computed_fields[{j}]")
     for i, fn in enumerate(md.functions):
-        if isinstance(fn, dict):
-            check_function_configuration(
-                fn.get("configuration"), f"{functions_path}[{i}].configuration"
-            )
+        check_function_configuration(fn.configuration, f"{functions_path}[{i}].configuration")

@@ -1,0 +1,180 @@
+"""Resolve a table's object and array relationships against the catalog (spec 2.4).
+
+A relationship names its target by a foreign key (on this table, or `{table, columns}` on
+the target pointing here) or by a manual column mapping; the target must be tracked. A
+relationship that does not resolve raises `SvcError` (its code and the reference's
+reason), which `relationships` records as an inconsistency of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from svc.catalog.introspect import DbColumn, DbTable
+from svc.errors import ErrorCode, SvcError
+from svc.ir.model import Inconsistency, Relationship, Table
+from svc.metadata.model import QualifiedName, TableEntry, qualify
+from svc.metadata.model import Relationship as MdRelationship
+from svc.metadata.names import is_graphql_name
+
+
+def relationships(
+    entry: TableEntry,
+    db: DbTable,
+    owner: Table,
+    tables: Mapping[QualifiedName, Table],
+    index: dict[tuple[str, str], DbTable],
+    issues: list[Inconsistency],
+) -> list[Relationship]:
+    out: list[Relationship] = []
+    for kind, rels in (
+        ("object", entry.object_relationships),
+        ("array", entry.array_relationships),
+    ):
+        for rel in rels:
+            try:
+                if not is_graphql_name(rel.name):  # a document stored before names were checked
+                    raise SvcError(
+                        ErrorCode.VALIDATION_FAILED,
+                        f'cannot include "{rel.name}" in the GraphQL schema because '
+                        " it is not a valid GraphQL identifier",
+                    )
+                if owner.column(rel.name) is not None or any(r.name == rel.name for r in out):
+                    raise SvcError(
+                        ErrorCode.ALREADY_EXISTS,
+                        f"column/relationship {rel.name!r} of table {entry.table.quoted()} "
+                        "already exists",
+                    )
+                if any(c.gql_name == rel.name for c in owner.columns):
+                    raise SvcError(  # the reference's message (set_table_custom_fields tests)
+                        ErrorCode.ALREADY_EXISTS,
+                        f'custom column name "{rel.name}" of table {entry.table.quoted()} '
+                        "already exists",
+                    )
+                out.append(_relationship(kind, rel, entry.table, db, tables, index))
+            except SvcError as exc:
+                definition = {
+                    "name": rel.name,
+                    "using": msgspec.to_builtins(rel.using),
+                    "source": "default",
+                    "comment": rel.comment,
+                    "table": msgspec.to_builtins(entry.table),
+                }
+                issues.append(
+                    Inconsistency(
+                        f"{kind}_relation",
+                        definition,
+                        f"Inconsistent object: in table {entry.table.quoted()}: "
+                        f'in relationship "{rel.name}": {exc.message}',
+                        exc.code,
+                        f"{kind}_relation {rel.name} in table {entry.table} in source default",
+                        entry.table,
+                        rel.name,
+                    )
+                )
+    return out
+
+
+def _columns(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise SvcError(
+        ErrorCode.INVALID_CONFIGURATION, "expected a column name or a list of column names"
+    )
+
+
+def _relationship(
+    kind: str,
+    rel: MdRelationship,
+    owner: QualifiedName,
+    db: DbTable,
+    tables: Mapping[QualifiedName, Table],
+    index: dict[tuple[str, str], DbTable],
+) -> Relationship:
+    using = rel.using
+    manual: Any = using.manual_configuration
+    if manual is not msgspec.UNSET:
+        target = qualify(manual.remote_table)
+        remote = _tracked(target, tables)
+        for local, far in manual.column_mapping.items():
+            if db_column(db, local) is None:
+                raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{local}"')
+            if remote.column(far) is None:
+                raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{far}"')
+        mapping = tuple(manual.column_mapping.items())
+        return Relationship(rel.name, kind, target, mapping, rel.comment, _is_key(remote, mapping))
+    fk_on = using.foreign_key_constraint_on
+    if isinstance(fk_on, dict):
+        # {table, column(s)}: the foreign key lives on the remote table and points here.
+        target = qualify(fk_on.get("table"))
+        remote_cols = _columns(fk_on.get("columns", fk_on.get("column")))
+        remote = _tracked(target, tables)
+        remote_db = index.get((target.schema, target.name))
+        assert remote_db is not None
+        for col in remote_cols:
+            if db_column(remote_db, col) is None:
+                raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{col}"')
+        fks = [
+            fk
+            for fk in remote_db.foreign_keys
+            if set(fk.columns) == set(remote_cols)
+            and (fk.ref_schema, fk.ref_table) == (owner.schema, owner.name)
+        ]
+        fk = _one(fks)
+        order = {c: i for i, c in enumerate(fk.columns)}
+        pairs = tuple(
+            sorted(zip(fk.ref_columns, fk.columns, strict=True), key=lambda p: order[p[1]])
+        )
+        unique = _is_key(remote, pairs)
+        return Relationship(rel.name, kind, target, pairs, rel.comment, unique)
+    if kind == "array":
+        raise SvcError(
+            ErrorCode.PARSE_FAILED,
+            "foreign_key_constraint_on of an array relationship needs a table",
+        )
+    cols = _columns(fk_on)
+    for col in cols:
+        if db_column(db, col) is None:
+            raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{col}"')
+    fk = _one([f for f in db.foreign_keys if set(f.columns) == set(cols)])
+    target = QualifiedName(name=fk.ref_table, schema=fk.ref_schema)
+    _tracked(target, tables)
+    pairs = tuple(zip(fk.columns, fk.ref_columns, strict=True))
+    return Relationship(rel.name, kind, target, pairs, rel.comment, True)
+
+
+def _is_key(remote: Table, mapping: tuple[tuple[str, str], ...]) -> bool:
+    """True when the remote columns of `mapping` cover a primary key or unique constraint."""
+    remote_cols = {far for _, far in mapping}
+    keys = [remote.primary_key, *(cols for _, cols in remote.unique_constraints)]
+    return any(key and set(key) <= remote_cols for key in keys)
+
+
+def _one(fks: list[Any]) -> Any:
+    if not fks:
+        raise SvcError(
+            ErrorCode.INVALID_CONFIGURATION, "no foreign constraint exists on the given column(s)"
+        )
+    if len(fks) > 1:
+        raise SvcError(
+            ErrorCode.INVALID_CONFIGURATION,
+            "more than one foreign key constraint exists on the given column(s)",
+        )
+    return fks[0]
+
+
+def _tracked(name: QualifiedName, tables: Mapping[QualifiedName, Table]) -> Table:
+    table = tables.get(name)
+    if table is None:
+        raise SvcError(ErrorCode.NOT_EXISTS, f"table {name.quoted()} is not tracked")
+    return table
+
+
+def db_column(db: DbTable, name: str) -> DbColumn | None:
+    """The catalog column `name` of `db`, if any."""
+    return next((c for c in db.columns if c.name == name), None)

@@ -1,0 +1,71 @@
+"""Dropping the metadata objects that inconsistencies name (`cascade`,
+`drop_inconsistent_metadata`), and the objects whose database object is gone (`run_sql`):
+pure transitions `(Metadata, …) -> Metadata` (see `svc.metadata.apply`).
+
+The IR layer says which object an inconsistency is about as an `ObjectRef`
+(`svc.ir.model.Inconsistency.target`); this module needs nothing of the IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Iterable
+
+import msgspec
+
+from svc.metadata.apply import replace_table, without_relationship
+from svc.metadata.apply_functions import without_functions
+from svc.metadata.apply_permissions import without_computed_field, without_permission
+from svc.metadata.model import Metadata, QualifiedName
+
+
+class ObjectRef(msgspec.Struct, frozen=True):
+    """A metadata object: `kind` is the inconsistency type (`table`, `function`,
+    `computed_field`, `<kind>_permission`, `object_relation`, `array_relation`, …), `table`
+    the table it belongs to (a table: itself), `name` the relationship or computed field
+    name or `role.kind` of a permission, `function` a tracked function's name. An object
+    without `table` or `function` (whole-document issues) names nothing to drop."""
+
+    kind: str
+    table: QualifiedName | None = None
+    name: str | None = None
+    function: QualifiedName | None = None
+
+
+def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
+    """`md` without the object `ref` names; unchanged when it is not there."""
+    if ref.kind == "function":
+        return without_functions(md, lambda n: n == ref.function)
+    table, name = ref.table, ref.name
+    if table is None:
+        return md
+    if ref.kind == "computed_field":
+        if name is None or md.table(table) is None:
+            return md
+        return replace_table(md, table, lambda e: without_computed_field(e, name))
+    if name is None:
+        return msgspec.structs.replace(md, tables=tuple(t for t in md.tables if t.table != table))
+    if md.table(table) is None:
+        return md
+    if ref.kind.endswith("_permission"):
+        role, kind = name.rsplit(".", 1)
+        return replace_table(md, table, lambda e: without_permission(e, kind, role))
+    return replace_table(md, table, lambda e: without_relationship(e, name))
+
+
+def drop_objects(md: Metadata, refs: Iterable[ObjectRef]) -> Metadata:
+    """`md` without every object of `refs`, dropped in order."""
+    for ref in refs:
+        md = drop_object(md, ref)
+    return md
+
+
+def keep_existing(
+    md: Metadata,
+    tables: Container[tuple[str, str]],
+    function_exists: Callable[[QualifiedName], bool],
+) -> Metadata:
+    """`md` without the tables whose `(schema, name)` is not in `tables` and the functions
+    for which `function_exists` is false (`run_sql` dropped them in Postgres)."""
+    kept = tuple(t for t in md.tables if (t.table.schema, t.table.name) in tables)
+    md = msgspec.structs.replace(md, tables=kept) if len(kept) != len(md.tables) else md
+    return without_functions(md, lambda n: not function_exists(n))
