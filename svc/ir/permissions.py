@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from svc.errors import ErrorCode, SvcError
 from svc.ir.operators import (
     COLUMN_COMPARISON_OPS,
     GENERAL_OPS,
@@ -22,6 +23,13 @@ from svc.ir.operators import (
     TEXT_OPS,
 )
 from svc.metadata.model import QualifiedName, qualify
+from svc.metadata.permission_model import (
+    DeleteRule,
+    InsertRule,
+    SelectRule,
+    UpdateRule,
+    given,
+)
 
 COLUMN_OPS = frozenset(
     (
@@ -37,8 +45,10 @@ COLUMN_OPS = frozenset(
 )
 
 
-class PermissionError_(Exception):
-    """A filter names something that does not exist (becomes an inconsistency)."""
+def unresolved(reason: str) -> SvcError:
+    """A rule names something that does not exist: 400 `validation-failed` (the IR builder
+    records it as the permission's inconsistency)."""
+    return SvcError(ErrorCode.VALIDATION_FAILED, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +121,11 @@ class FilterResolver:
         self.tables = tables
 
     def resolve(self, table: QualifiedName, exp: Any) -> dict[str, Any]:
-        """The normalised form of `exp` over `table`; raises `PermissionError_`."""
+        """The normalised form of `exp` over `table`; raises `SvcError` (`unresolved`)."""
         if exp is None:
             return {}
         if not isinstance(exp, dict):
-            raise PermissionError_("a boolean expression must be an object")
+            raise unresolved("a boolean expression must be an object")
         shape = self.tables[table]
         columns, rels = shape.columns, shape.relationships
         out: dict[str, Any] = {}
@@ -123,14 +133,14 @@ class FilterResolver:
             key = _op(raw_key)
             if key in ("_and", "_or"):
                 if not isinstance(value, list):
-                    raise PermissionError_(f"{raw_key} expects a list")
+                    raise unresolved(f"{raw_key} expects a list")
                 out[key] = [self.resolve(table, v) for v in value]
             elif key == "_not":
                 out[key] = self.resolve(table, value)
             elif key == "_exists":
                 other = qualify(value.get("_table") if isinstance(value, dict) else None)
                 if other not in self.tables:
-                    raise PermissionError_(f"table {other.quoted()} is not tracked")
+                    raise unresolved(f"table {other.quoted()} is not tracked")
                 out[key] = {"_table": other, "_where": self.resolve(other, value.get("_where"))}
             elif raw_key in rels:
                 out[raw_key] = {"_rel": self.resolve(rels[raw_key], value)}
@@ -143,7 +153,7 @@ class FilterResolver:
                 else:
                     out[raw_key] = {"_computed_rel": self.resolve(target, value)}
             else:
-                raise PermissionError_(f'no such column exists : "{raw_key}"')
+                raise unresolved(f'no such column exists : "{raw_key}"')
         return out
 
     def _column(self, table: QualifiedName, column: str, value: Any) -> dict[str, Any]:
@@ -154,10 +164,10 @@ class FilterResolver:
         for raw_op, operand in value.items():
             op = _op(raw_op)
             if op not in COLUMN_OPS:
-                raise PermissionError_(f"Unknown operator : {raw_op}")
+                raise unresolved(f"Unknown operator : {raw_op}")
             is_column_op = op.startswith("_c") and op not in ("_contains", "_contained_in")
             if is_column_op and operand not in columns:
-                raise PermissionError_(f'no such column exists : "{operand}"')
+                raise unresolved(f'no such column exists : "{operand}"')
             ops["_neq" if op == "_ne" else op] = operand
         return ops
 
@@ -165,93 +175,94 @@ class FilterResolver:
 def _columns(cols: Any, all_columns: tuple[str, ...]) -> tuple[str, ...]:
     if cols == "*":
         return all_columns
-    if not isinstance(cols, list):
-        raise PermissionError_('columns must be a list of column names or "*"')
+    if not isinstance(cols, tuple | list):
+        raise unresolved('columns must be a list of column names or "*"')
     for c in cols:
         if c not in all_columns:
-            raise PermissionError_(f'no such column exists : "{c}"')
+            raise unresolved(f'no such column exists : "{c}"')
     return tuple(c for c in all_columns if c in set(cols))
 
 
 def _presets(raw: Any, all_columns: tuple[str, ...]) -> dict[str, Any]:
     presets = raw or {}
-    if not isinstance(presets, dict):
-        raise PermissionError_("set must be an object of column presets")
     for c in presets:
         if c not in all_columns:
-            raise PermissionError_(f'no such column exists : "{c}"')
+            raise unresolved(f'no such column exists : "{c}"')
     return dict(presets)
 
 
 def insert_permission(
     role: str,
-    raw: dict[str, Any],
+    rule: InsertRule,
     all_columns: tuple[str, ...],
     table: QualifiedName,
     resolver: FilterResolver,
 ) -> InsertPermission:
-    """Resolve one `insert_permissions` entry; raises `PermissionError_`."""
+    """Resolve one `insert_permissions` rule (absent `columns`: all); raises `SvcError`
+    (`unresolved`)."""
     return InsertPermission(
         role=role,
-        check=resolver.resolve(table, raw.get("check")),
-        set=_presets(raw.get("set"), all_columns),
-        columns=_columns(raw.get("columns", "*"), all_columns),
-        backend_only=bool(raw.get("backend_only", False)),
+        check=resolver.resolve(table, given(rule.check, None)),
+        set=_presets(given(rule.set, None), all_columns),
+        columns=_columns(given(rule.columns, "*"), all_columns),
+        backend_only=bool(given(rule.backend_only, False)),
     )
 
 
 def update_permission(
     role: str,
-    raw: dict[str, Any],
+    rule: UpdateRule,
     all_columns: tuple[str, ...],
     table: QualifiedName,
     resolver: FilterResolver,
 ) -> UpdatePermission:
-    """Resolve one `update_permissions` entry; raises `PermissionError_`."""
+    """Resolve one `update_permissions` rule (absent `columns`: none); raises `SvcError`
+    (`unresolved`)."""
     return UpdatePermission(
         role=role,
-        filter=resolver.resolve(table, raw.get("filter")),
-        check=resolver.resolve(table, raw.get("check")),
-        set=_presets(raw.get("set"), all_columns),
-        columns=_columns(raw.get("columns", []), all_columns),
-        backend_only=bool(raw.get("backend_only", False)),
+        filter=resolver.resolve(table, given(rule.filter, None)),
+        check=resolver.resolve(table, given(rule.check, None)),
+        set=_presets(given(rule.set, None), all_columns),
+        columns=_columns(given(rule.columns, ()), all_columns),
+        backend_only=bool(given(rule.backend_only, False)),
     )
 
 
 def delete_permission(
     role: str,
-    raw: dict[str, Any],
+    rule: DeleteRule,
     all_columns: tuple[str, ...],
     table: QualifiedName,
     resolver: FilterResolver,
 ) -> DeletePermission:
-    """Resolve one `delete_permissions` entry; raises `PermissionError_`."""
+    """Resolve one `delete_permissions` rule; raises `SvcError` (`unresolved`)."""
     return DeletePermission(
         role=role,
-        filter=resolver.resolve(table, raw.get("filter")),
-        backend_only=bool(raw.get("backend_only", False)),
+        filter=resolver.resolve(table, given(rule.filter, None)),
+        backend_only=bool(given(rule.backend_only, False)),
     )
 
 
 def select_permission(
     role: str,
-    raw: dict[str, Any],
+    rule: SelectRule,
     all_columns: tuple[str, ...],
     table: QualifiedName,
     resolver: FilterResolver,
 ) -> SelectPermission:
-    """Resolve one `select_permissions` entry; raises `PermissionError_`."""
-    columns = _columns(raw.get("columns", []), all_columns)
-    computed = raw.get("computed_fields", ()) or ()
+    """Resolve one `select_permissions` rule (absent `columns`: none); raises `SvcError`
+    (`unresolved`)."""
+    columns = _columns(given(rule.columns, ()), all_columns)
+    computed = given(rule.computed_fields, ())
     for name in computed:
         if name not in resolver.tables[table].computed_fields:
-            raise PermissionError_(f'computed field "{name}" does not exist')
-    limit = raw.get("limit")
+            raise unresolved(f'computed field "{name}" does not exist')
+    limit = given(rule.limit, None)
     return SelectPermission(
         role=role,
         columns=columns,
-        filter=resolver.resolve(table, raw.get("filter")),
-        limit=int(limit) if limit is not None else None,
-        allow_aggregations=bool(raw.get("allow_aggregations", False)),
+        filter=resolver.resolve(table, given(rule.filter, None)),
+        limit=limit,
+        allow_aggregations=bool(given(rule.allow_aggregations, False)),
         computed_fields=tuple(computed),
     )
