@@ -11,11 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
+from msgspec.structs import replace
 
 from svc.ir.model import Ir
 from svc.ir.permissions import is_session_variable
-from svc.metadata.apply import clone
-from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
+from svc.metadata.model import Metadata, QualifiedName, Relationship, RelUsing, TableEntry, qualify
+from svc.metadata.permission_model import Permission
 
 PERMISSION_KINDS = ("insert", "select", "update", "delete")
 COLUMN_OPERAND_OPS = frozenset({"_ceq", "_cne", "_cneq", "_cgt", "_clt", "_cgte", "_clte"})
@@ -63,8 +65,30 @@ def map_filter(exp: Any, table: QualifiedName, ir: Ir, on_column: OnColumn) -> A
     return out
 
 
-def _permissions(entry: TableEntry) -> list[tuple[str, dict[str, Any]]]:
+def _permissions(entry: TableEntry) -> list[tuple[str, Permission[Any]]]:
     return [(kind, p) for kind in PERMISSION_KINDS for p in getattr(entry, f"{kind}_permissions")]
+
+
+def _rules(entry: TableEntry, edit: Callable[[Any], Any]) -> TableEntry:
+    """`entry` with every permission's rule replaced by `edit(rule)`."""
+    changes = {
+        f"{kind}_permissions": tuple(
+            replace(p, permission=edit(p.permission)) for p in getattr(entry, f"{kind}_permissions")
+        )
+        for kind in PERMISSION_KINDS
+    }
+    out: TableEntry = replace(entry, **changes)
+    return out
+
+
+def _map_expressions(rule: Any, fn: Callable[[Any], Any]) -> Any:
+    """`rule` with `fn` applied to its `filter` and `check` (those it has and were given)."""
+    changes = {
+        key: fn(getattr(rule, key))
+        for key in ("filter", "check")
+        if key in rule.__struct_fields__ and getattr(rule, key) is not UNSET
+    }
+    return replace(rule, **changes) if changes else rule
 
 
 # -- renames --------------------------------------------------------------------------
@@ -74,44 +98,44 @@ def rename_columns(md: Metadata, ir: Ir, table: QualifiedName, names: dict[str, 
     """A copy of `md` with the columns of `table` renamed (`{old: new}`) everywhere:
     permissions (columns, presets, filters of every table that reaches `table`),
     relationships on either side, and column customisation."""
-    md = clone(md)
 
     def rename(t: QualifiedName, name: str, _: Any) -> str:
         return names.get(name, name) if t == table else name
 
-    for entry in md.tables:
-        for _, perm in _permissions(entry):
-            body = perm.get("permission")
-            if not isinstance(body, dict):
-                continue
-            for key in ("filter", "check"):
-                if key in body:
-                    body[key] = map_filter(body[key], entry.table, ir, rename)
-            if entry.table == table:
-                _rename_column_lists(body, names)
-        _rename_relationship_columns(entry, table, names)
-    own = md.table(table)
-    if own is not None and own.configuration is not None:
-        config = own.configuration
-        config.custom_column_names = {
-            names.get(k, k): v for k, v in config.custom_column_names.items()
-        }
-        config.column_config = {names.get(k, k): v for k, v in config.column_config.items()}
-    return md
+    def entry_of(entry: TableEntry) -> TableEntry:
+        def rule_of(rule: Any) -> Any:
+            rule = _map_expressions(rule, lambda exp: map_filter(exp, entry.table, ir, rename))
+            return _rename_column_lists(rule, names) if entry.table == table else rule
+
+        entry = _rules(entry, rule_of)
+        entry = _rename_relationship_columns(entry, table, names)
+        config = entry.configuration
+        if entry.table != table or config is None:
+            return entry
+        config = replace(
+            config,
+            custom_column_names={names.get(k, k): v for k, v in config.custom_column_names.items()},
+            column_config={names.get(k, k): v for k, v in config.column_config.items()},
+        )
+        return replace(entry, configuration=config)
+
+    return replace(md, tables=tuple(entry_of(e) for e in md.tables))
 
 
-def _rename_column_lists(body: dict[str, Any], names: dict[str, str]) -> None:
-    columns = body.get("columns")
-    if isinstance(columns, list):
-        body["columns"] = [names.get(c, c) for c in columns]
-    preset = body.get("set")
+def _rename_column_lists(rule: Any, names: dict[str, str]) -> Any:
+    changes: dict[str, Any] = {}
+    columns = getattr(rule, "columns", UNSET)
+    if isinstance(columns, tuple):
+        changes["columns"] = tuple(names.get(c, c) for c in columns)
+    preset = getattr(rule, "set", UNSET)
     if isinstance(preset, dict):
-        body["set"] = {names.get(k, k): v for k, v in preset.items()}
+        changes["set"] = {names.get(k, k): v for k, v in preset.items()}
+    return replace(rule, **changes) if changes else rule
 
 
 def _rename_relationship_columns(
     entry: TableEntry, table: QualifiedName, names: dict[str, str]
-) -> None:
+) -> TableEntry:
     def one(value: Any) -> Any:
         if isinstance(value, str):
             return names.get(value, value)
@@ -119,31 +143,39 @@ def _rename_relationship_columns(
             return [names.get(v, v) if isinstance(v, str) else v for v in value]
         return value
 
-    for rel in (*entry.object_relationships, *entry.array_relationships):
-        using = rel.using
+    def using_of(using: RelUsing) -> RelUsing:
         manual = using.manual_configuration
-        if manual is not msgspec.UNSET:
+        if manual is not UNSET:
             mapping = manual.column_mapping
             if entry.table == table:
                 mapping = {names.get(k, k): v for k, v in mapping.items()}
             if qualify(manual.remote_table) == table:
                 mapping = {k: names.get(v, v) for k, v in mapping.items()}
-            manual.column_mapping = mapping
-            continue
+            return replace(using, manual_configuration=replace(manual, column_mapping=mapping))
         fk = using.foreign_key_constraint_on
         if isinstance(fk, dict):
             if qualify(fk.get("table")) == table:
-                using.foreign_key_constraint_on = {
-                    k: one(v) if k in ("column", "columns") else v for k, v in fk.items()
-                }
-        elif entry.table == table and fk is not msgspec.UNSET:
-            using.foreign_key_constraint_on = one(fk)
+                fk = {k: one(v) if k in ("column", "columns") else v for k, v in fk.items()}
+                return replace(using, foreign_key_constraint_on=fk)
+        elif entry.table == table and fk is not UNSET:
+            return replace(using, foreign_key_constraint_on=one(fk))
+        return using
+
+    return _relationships(entry, lambda rel: replace(rel, using=using_of(rel.using)))
+
+
+def _relationships(entry: TableEntry, edit: Callable[[Relationship], Relationship]) -> TableEntry:
+    """`entry` with every relationship replaced by `edit(relationship)`."""
+    return replace(
+        entry,
+        object_relationships=tuple(edit(r) for r in entry.object_relationships),
+        array_relationships=tuple(edit(r) for r in entry.array_relationships),
+    )
 
 
 def rename_table(md: Metadata, old: QualifiedName, new: QualifiedName) -> Metadata:
     """A copy of `md` in which table `old` is called `new` everywhere: its entry, the
     relationships that point at it, and `_exists` in permission filters."""
-    md = clone(md)
     as_json = msgspec.to_builtins(new)
 
     def fix_exists(exp: Any) -> Any:
@@ -158,23 +190,23 @@ def rename_table(md: Metadata, old: QualifiedName, new: QualifiedName) -> Metada
                 out[key] = {**inner, "_table": as_json}
         return out
 
-    for entry in md.tables:
+    def relationship_of(rel: Relationship) -> Relationship:
+        using = rel.using
+        manual = using.manual_configuration
+        if manual is not UNSET and qualify(manual.remote_table) == old:
+            using = replace(using, manual_configuration=replace(manual, remote_table=as_json))
+        fk = using.foreign_key_constraint_on
+        if isinstance(fk, dict) and qualify(fk.get("table")) == old:
+            using = replace(using, foreign_key_constraint_on={**fk, "table": as_json})
+        return rel if using is rel.using else replace(rel, using=using)
+
+    def entry_of(entry: TableEntry) -> TableEntry:
         if entry.table == old:
-            entry.table = new
-        for _, perm in _permissions(entry):
-            body = perm.get("permission")
-            if isinstance(body, dict):
-                for key in ("filter", "check"):
-                    if key in body:
-                        body[key] = fix_exists(body[key])
-        for rel in (*entry.object_relationships, *entry.array_relationships):
-            manual = rel.using.manual_configuration
-            if manual is not msgspec.UNSET and qualify(manual.remote_table) == old:
-                manual.remote_table = as_json
-            fk = rel.using.foreign_key_constraint_on
-            if isinstance(fk, dict) and qualify(fk.get("table")) == old:
-                rel.using.foreign_key_constraint_on = {**fk, "table": as_json}
-    return md
+            entry = replace(entry, table=new)
+        entry = _rules(entry, lambda rule: _map_expressions(rule, fix_exists))
+        return _relationships(entry, relationship_of)
+
+    return replace(md, tables=tuple(entry_of(e) for e in md.tables))
 
 
 # -- type dependencies ----------------------------------------------------------------
@@ -187,9 +219,7 @@ def type_dependents(md: Metadata, ir: Ir, table: QualifiedName, column: str) -> 
     found: list[str] = []
     for entry in md.tables:
         for kind, perm in _permissions(entry):
-            body = perm.get("permission")
-            if not isinstance(body, dict):
-                continue
+            rule = perm.permission
             hit = False
 
             def visit(t: QualifiedName, name: str, operand: Any) -> str:
@@ -199,12 +229,13 @@ def type_dependents(md: Metadata, ir: Ir, table: QualifiedName, column: str) -> 
                 return name
 
             for key in ("filter", "check"):
-                map_filter(body.get(key), entry.table, ir, visit)
-            preset = body.get("set")
+                exp = getattr(rule, key, None)
+                map_filter(None if exp is UNSET else exp, entry.table, ir, visit)
+            preset = getattr(rule, "set", None)
             if entry.table == table and isinstance(preset, dict) and column in preset:
                 hit = hit or not is_session_variable(preset[column])
             if hit:
-                found.append(f"permission {entry.table}.{perm.get('role')}.{kind}")
+                found.append(f"permission {entry.table}.{perm.role}.{kind}")
     return sorted(found)
 
 
