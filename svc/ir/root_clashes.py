@@ -12,7 +12,7 @@ from threading import Lock
 from typing import Any
 
 from svc.ir.model import Function, Table
-from svc.metadata.model import Metadata, QualifiedName, qualify
+from svc.metadata.model import Metadata, QualifiedName
 
 # (file, JSON path, reason, definition) of one clash
 Clash = tuple[str, str, str, Any]
@@ -111,10 +111,7 @@ def root_field_clashes(
             if found is not None:
                 yield found
     for i, raw in enumerate(md.functions):
-        try:
-            fn = functions.get(qualify(raw.get("function")))
-        except Exception:  # an unreadable name is reported by the IR's function stage
-            continue
+        fn = functions.get(raw.name)
         if fn is None:
             continue
         root = "query_root" if fn.exposed_as == "query" else "mutation_root"
