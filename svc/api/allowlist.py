@@ -27,7 +27,7 @@ from graphql import (
 
 from svc.api.state import State
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.collections import collection_queries, find_collection
+from svc.metadata.collections import find_collection
 
 _INDEX = object()  # plan-cache key of the allow-list index of a state
 _VERDICT = object()  # plan-cache key prefix of a (role, query) verdict
@@ -81,21 +81,21 @@ def build_allowlist(state: State) -> Allowlist:
     per_role: dict[str, set[str]] = {}
     md = state.metadata
     for entry in md.allowlist:
-        collection = find_collection(md, str(entry.get("collection")))
+        collection = find_collection(md, entry.collection)
         if collection is None:
             continue
         keys: set[str] = set()
-        for q in collection_queries(collection):
+        for q in collection.definition.queries:
             try:
-                keys.add(normalise(parse(str(q.get("query", "")))))
+                keys.add(normalise(parse(q.query)))
             except GraphQLError:
                 continue
-        scope = entry.get("scope") or {}
-        if scope.get("global", True):
+        roles = entry.roles()
+        if roles is None:
             everyone |= keys
         else:
-            for role in scope.get("roles") or ():
-                per_role.setdefault(str(role), set()).update(keys)
+            for role in roles:
+                per_role.setdefault(role, set()).update(keys)
     return Allowlist(frozenset(everyone), {r: frozenset(k) for r, k in per_role.items()})
 
 
