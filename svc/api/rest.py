@@ -29,7 +29,8 @@ from graphql import ListTypeNode, NamedTypeNode, NonNullTypeNode, TypeNode, prin
 from svc.api.graphql import GraphQLRequest, GraphQLService
 from svc.api.state import State
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.collections import resolved_endpoints, strip_cached
+from svc.metadata.endpoints import resolved_endpoints
+from svc.metadata.query_text import strip_cached
 
 _decode = msgspec.json.decode
 _INDEX = object()  # plan-cache key of a state's endpoint list
