@@ -49,6 +49,21 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def _positive(env: dict[str, str], name: str, default: int) -> int:
+    """A positive integer from `env[name]`; unset or empty: `default`. Raises ValueError
+    naming the variable otherwise."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, not {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {raw!r}")
+    return value
+
+
 #: The signal `svc serve` sends its workers when the graceful-shutdown period is over:
 #: they cancel what is still running (svc/cli/shutdown.py, svc/server/app.py).
 SHUTDOWN_CANCEL_SIGNAL = signal.SIGUSR1
@@ -98,6 +113,11 @@ class Config:
     # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
     # ten times the largest legitimate body known (Chinook's 2.6 MB SQL script).
     max_body_size: int = 32 * 1024 * 1024
+    # Live queries (issue 13; `svc.api.live`): milliseconds between two polls of a live
+    # query (`--live-queries-multiplexed-refetch-interval`) and cohorts per statement
+    # (`--live-queries-multiplexed-batch-size`); the reference's defaults.
+    live_queries_refetch_interval: int = 1000
+    live_queries_batch_size: int = 100
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -133,6 +153,12 @@ class Config:
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),
             "max_body_size": int(e.get("SVC_GRAPHQL_MAX_BODY_SIZE") or 32 * 1024 * 1024),
+            "live_queries_refetch_interval": _positive(
+                e, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL", 1000
+            ),
+            "live_queries_batch_size": _positive(
+                e, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE", 100
+            ),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -22,6 +22,8 @@ import msgspec
 from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
+from svc.api.live import LiveHandle, LiveQueries, subscribe
+from svc.api.live.explain import explain_subscription
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
@@ -71,6 +73,11 @@ class Engine:
         if shared is not None:
             shared.raise_to(state.version)
         self.workers: WorkerRuntime | None = None  # background workers (start_workers)
+        self.live = LiveQueries(
+            db,
+            interval=config.live_queries_refetch_interval / 1000,
+            batch_size=config.live_queries_batch_size,
+        )
 
     @classmethod
     async def start(cls, config: Config) -> Engine:
@@ -134,7 +141,9 @@ class Engine:
 
     async def close(self) -> None:
         """Stop the workers (running items finish or are released), stop syncing, close
-        connections (Postgres, then the process's outbound HTTP client)."""
+        connections (Postgres, then the process's outbound HTTP client). Live queries stop
+        polling first (their subscribers get nothing more)."""
+        await self.live.close()
         if self.workers is not None:
             await self.workers.stop()
             self.workers = None
@@ -300,6 +309,33 @@ class Engine:
             prepare_large_body, self.graphql_service, state, body, role, allowlist=allowlist
         )
 
+    async def subscribe(
+        self,
+        raw: Any,
+        role: str,
+        session: dict[str, str],
+        push: Callable[[bytes], Awaitable[None]],
+    ) -> LiveHandle:
+        """Start one websocket operation (issue 13; `svc.api.live`). `raw` is the GraphQL
+        request object of a `start`/`subscribe` payload (`{query, variables?,
+        operationName?}`), `session` the connection's session variables (lower-case
+        names), `push` sends one result body (`{"data": …}` or `{"errors": […]}` bytes).
+
+        Raises `SvcError` before anything runs: `parse-failed` (shape of `raw`),
+        `validation-failed` (the document, variables, "subscriptions must select one top
+        level field" without `@_multiple_top_level_fields`), the role's limits
+        (`rate-limit-exceeded`, `depth-limit-exceeded`, …), `not-found` 'missing session
+        variable: "x"' for a subscription, 500 `postgres-error` when metadata cannot be
+        reloaded. A query or mutation then runs once through the HTTP pipeline, its answer
+        (data or errors) is pushed and `handle.done` set. A subscription pushes its current
+        result at once and afterwards only when that result changed (polled every
+        `--live-queries-multiplexed-refetch-interval` ms, cohorts multiplexed by
+        `--live-queries-multiplexed-batch-size`); a failed poll pushes `{"errors": …}`
+        once and polling goes on. `await handle.stop()` ends it (idempotent; nothing is
+        pushed after it returns)."""
+        state = await self.current_state()
+        return await subscribe(self.graphql_service, self.live, state, raw, role, session, push)
+
     @staticmethod
     def decode_json(body: bytes) -> Any:
         """A request body's JSON; raises 400 `invalid-json`."""
@@ -324,8 +360,12 @@ class Engine:
         return await run_rest(self.graphql_service, state, request, role, session)
 
     async def explain(self, raw: Any) -> Any:
-        """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query, `{sql, plan}` for a
-        subscription (spec 4.13). `sql` is the statement execution runs for that field."""
+        """`/v1/graphql/explain`: `[{field, sql, plan}]` for a query (spec 4.13: `sql` is
+        the statement execution runs for that field); for a subscription `{sql, plan,
+        variables: {query, session, synthetic, cursor}}` of the multiplexed statement the
+        poller runs, for one cohort with the request's variables and `user` session
+        (`svc.api.live.explain`). Raises `SvcError` (`not-found` for a missing session
+        variable the subscription reads)."""
         if not isinstance(raw, dict) or "query" not in raw:
             raise SvcError(ErrorCode.PARSE_FAILED, 'key "query" not found', path="$")
         query = raw["query"]
@@ -333,7 +373,11 @@ class Engine:
         role = user.get("x-svc-role", "admin")
         state = await self.current_state()
         req = decode_request(query if isinstance(query, dict) else {"query": query})
-        _, compiled, variables = self.graphql_service.compile(state, role, req)
+        prepared, compiled, variables = self.graphql_service.compile(state, role, req)
+        if compiled.plan.kind == "subscription":
+            service = self.graphql_service
+            live = service.compile_live(state, role, req, prepared)[2]
+            return await explain_subscription(self.db, live, variables, user)
         out: list[dict[str, Any]] = []
         for root in compiled.plan.roots:
             if root.select is None or not hasattr(root.select, "rows"):
@@ -342,6 +386,4 @@ class Engine:
             args = resolve(stmt.params, variables, user)
             plan = await self.db.explain(stmt.sql, args)
             out.append({"field": root.alias, "sql": stmt.sql, "plan": plan})
-        if compiled.plan.kind == "subscription":
-            return out[0] if out else {"sql": "", "plan": []}
         return out

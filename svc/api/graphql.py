@@ -26,6 +26,7 @@ from graphql import (
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
+    SingleFieldSubscriptionsRule,
     StringValueNode,
     VariableNode,
     Visitor,
@@ -51,12 +52,13 @@ from svc.api.limits import (
 from svc.api.mutation import execute_mutation
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
-from svc.errors import SvcError, validation_failed
+from svc.errors import ErrorCode, SvcError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.ir.role_view import is_admin
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
+from svc.sql.live import LiveStatement, render_live
 from svc.sql.render import Statement, render_query
 
 _encode = msgspec.json.encode
@@ -81,6 +83,10 @@ class Prepared:
     leaf_vars: frozenset[str] = frozenset()
     compiled: dict[Any, Compiled] = field(default_factory=dict)
     measured: Measure = UNMEASURED  # depth, nodes, introspection (svc.api.limits)
+    # A subscription marked `@_multiple_top_level_fields` (may select several root
+    # fields), and its multiplexed statements by the SQL of their compiled plan.
+    multiple_roots: bool = False
+    live: dict[str, LiveStatement] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +116,9 @@ def _data_body(keys: Iterable[bytes], answers: Iterable[bytes]) -> bytes:
 def _errors_body(exc: SvcError, role: str) -> bytes:
     """`{"errors": [...]}` for a request that failed (internals shown to admin only)."""
     return _encode({"errors": [exc.to_graphql_error(admin=is_admin(role))]})
+
+
+errors_body = _errors_body
 
 
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
@@ -175,6 +184,8 @@ def _validation_error(err: GraphQLError) -> SvcError:
     message = err.message
     if "cannot represent non 32-bit signed integer" in message:
         return SvcError("parse-failed", message, path="$")
+    if message.endswith("must select only one top level field."):
+        return validation_failed("subscriptions must select one top level field", "$")
     m = _FIELD_NOT_FOUND.match(message)
     if m:
         message = f"field \"{m.group(1)}\" not found in type: '{m.group(2)}'"
@@ -218,7 +229,13 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
         raise validation_failed(f"not a valid graphql query: {exc.message}", "$.query") from None
     if "offset" in query:
         document = _integer_offsets(document)
-    errors = validate_document(schema, document, select_rules(document, query))
+    multiple = MULTIPLE_ROOTS in query and _has_multiple_roots(document)
+    if multiple:
+        document = _without_multiple_roots(document)
+    rules = select_rules(document, query)
+    if multiple:  # the directive lifts graphql-core's one-field rule
+        rules = tuple(r for r in rules if r is not SingleFieldSubscriptionsRule)
+    errors = validate_document(schema, document, rules)
     if errors:
         raise _validation_error(errors[0])
     ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -241,7 +258,41 @@ def prepare(schema: GraphQLSchema, query: str, operation_name: str | None) -> Pr
         raise validation_failed("no mutations exist", "$")
     structural = _directive_variables(document) if "@" in query else frozenset()
     measured = measure(op, fragments)
-    return Prepared(document, op, fragments, structural=structural, measured=measured)
+    return Prepared(
+        document, op, fragments, structural=structural, measured=measured, multiple_roots=multiple
+    )
+
+
+MULTIPLE_ROOTS = "_multiple_top_level_fields"
+
+
+def _has_multiple_roots(document: DocumentNode) -> bool:
+    """Whether a subscription of `document` carries `@_multiple_top_level_fields`."""
+    return any(
+        isinstance(d, OperationDefinitionNode)
+        and d.operation == OperationType.SUBSCRIPTION
+        and any(x.name.value == MULTIPLE_ROOTS for x in d.directives or ())
+        for d in document.definitions
+    )
+
+
+def _without_multiple_roots(document: DocumentNode) -> DocumentNode:
+    """`document` without `@_multiple_top_level_fields` on its subscriptions: the
+    reference's internal directive (its test suite sends it) that lets a subscription
+    select several root fields; no schema declares it, so validation must not see it."""
+    definitions = []
+    for d in document.definitions:
+        if isinstance(d, OperationDefinitionNode) and d.operation == OperationType.SUBSCRIPTION:
+            kept = tuple(x for x in d.directives or () if x.name.value != MULTIPLE_ROOTS)
+            d = OperationDefinitionNode(
+                operation=d.operation,
+                name=d.name,
+                variable_definitions=d.variable_definitions,
+                directives=kept,
+                selection_set=d.selection_set,
+            )
+        definitions.append(d)
+    return DocumentNode(definitions=tuple(definitions))
 
 
 def _directive_variables(document: DocumentNode) -> frozenset[str]:
@@ -430,7 +481,13 @@ class GraphQLService:
         if prepared is None:
             prepared = await self._prepare(state, role, req, key)
         limits.check(prepared.measured, role)
-        if prepared.operation.operation == OperationType.MUTATION:
+        kind = prepared.operation.operation
+        if kind != OperationType.QUERY:
+            if kind == OperationType.SUBSCRIPTION:  # Hasura's runGQ refuses them alike
+                raise SvcError(
+                    ErrorCode.UNEXPECTED_PAYLOAD,
+                    "subscriptions are not supported over HTTP, use websockets instead",
+                )
             return await self._mutate(state, role, session, req, prepared, limits.timeout)
         _, compiled, variables = self._compile(state, role, req, prepared)
         values: dict[str, bytes] = {}
@@ -443,6 +500,49 @@ class GraphQLService:
             seen = Seen.of(compiled, variables, limits)
             state.remember((_SEEN, role, body), seen, seen.footprint(body))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
+
+    async def prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
+        """`req`'s document for `role`, parsed and validated (cached; a large one in a
+        thread) and within the role's depth, node and introspection limits. Raises
+        `validation-failed` and the limits' errors; counts nothing (`admit` does)."""
+        key = (role, req.query, req.operationName)
+        prepared: Prepared | None = state.plans.get(key)
+        if prepared is None:
+            prepared = await self._prepare(state, role, req, key)
+        self.limits(state, role).check(prepared.measured, role)
+        return prepared
+
+    def admit(
+        self,
+        state: State,
+        role: str,
+        session: dict[str, str],
+        req: GraphQLRequest,
+        client: str | None = None,
+    ) -> None:
+        """Count an operation that does not go through `run` (a subscription) against the
+        role's rate limit, and check the allow-list, as `run` does; raises
+        `rate-limit-exceeded`, `validation-failed` (not allowed)."""
+        limits = self.limits(state, role)
+        if limits.rate is not None:
+            self.count(role, limits, session, client)
+        if self.allowlist and not is_admin(role):
+            check_allowed(state, role, req.query)
+
+    def compile_live(
+        self, state: State, role: str, req: GraphQLRequest, prepared: Prepared
+    ) -> tuple[Compiled, dict[str, Any], LiveStatement]:
+        """A subscription's compiled plan, coerced variables and multiplexed statement
+        (`svc.sql.live`; cached in `prepared` by the plan's SQL). Raises
+        `validation-failed` (variables, introspection roots) and the planner's errors."""
+        _, compiled, variables = self._compile(state, role, req, prepared)
+        key = compiled.statement.sql
+        live = prepared.live.get(key)
+        if live is None:
+            live = render_live(compiled.plan)
+            prepared.live[key] = live
+            state.plans.grow((role, req.query, req.operationName), plan_bytes(live.sql))
+        return compiled, variables, live
 
     @staticmethod
     async def _prepare(state: State, role: str, req: GraphQLRequest, key: Any) -> Prepared:

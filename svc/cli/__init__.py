@@ -106,6 +106,18 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="largest request body in bytes; larger ones get 413 "
         "(SVC_GRAPHQL_MAX_BODY_SIZE, 33554432 = 32 MiB)",
     )
+    p.add_argument(
+        "--live-queries-multiplexed-refetch-interval",
+        type=int,
+        help="milliseconds between two polls of a live query "
+        "(SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL, 1000)",
+    )
+    p.add_argument(
+        "--live-queries-multiplexed-batch-size",
+        type=int,
+        help="live-query cohorts answered by one statement "
+        "(SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE, 100)",
+    )
 
 
 def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -202,6 +214,10 @@ def _export_options(args: argparse.Namespace) -> None:
         "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
         "plan_cache_bytes": "SVC_GRAPHQL_PLAN_CACHE_BYTES",
         "max_body_size": "SVC_GRAPHQL_MAX_BODY_SIZE",
+        "live_queries_multiplexed_refetch_interval": (
+            "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL"
+        ),
+        "live_queries_multiplexed_batch_size": "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE",
     }
     for attr, var in mapping.items():
         value = getattr(args, attr, None)

@@ -1,0 +1,93 @@
+"""One running websocket operation as the engine sees it: `LiveHandle` (issue 13).
+
+The transport (`svc.server.ws_operations`) gets a handle from `Engine.subscribe`, and
+calls `stop()` when the client stops the operation or the socket closes. Results reach the
+transport through the `push` callback it gave; a subscription's results go through
+`deliver`, which keeps at most one result waiting per subscriber (a newer result replaces
+one not yet sent: a slow client gets the latest state, not a backlog), sent by one task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+
+Push = Callable[[bytes], Awaitable[None]]
+
+STOP_WAIT_S = 5.0  # how long stop() lets a push in flight finish before cancelling it
+
+
+class LiveHandle:
+    """A started operation.
+
+    - `stop()`: end it (idempotent). Once it returns nothing more is pushed: a push in
+      flight may finish (up to `STOP_WAIT_S` seconds, then it is cancelled), no new one
+      starts. A subscription's subscriber leaves its cohort (`release`), and the cohort is
+      dropped with its last subscriber.
+    - `done`: an `asyncio.Event` set when the operation ended on its own: a query's or
+      mutation's one answer was pushed. A live subscription never sets it (it ends by
+      `stop()`); an error while polling is pushed as `{"errors": [...]}` and polling goes on.
+    """
+
+    __slots__ = ("_pending", "_push", "_sender", "done", "release", "stopped")
+
+    def __init__(self, push: Push) -> None:
+        self._push = push
+        self.done = asyncio.Event()
+        self.stopped = False
+        # Called once by `stop()` (the live-query registry sets it: leave the cohort).
+        self.release: Callable[[LiveHandle], None] | None = None
+        self._pending: bytes | None = None
+        self._sender: asyncio.Task[None] | None = None
+
+    def deliver(self, payload: bytes) -> None:
+        """Send `payload` (a whole `{"data": …}` or `{"errors": …}` body) soon, replacing
+        a payload of this subscriber not yet sent. Never blocks; nothing after `stop()`."""
+        if self.stopped:
+            return
+        self._pending = payload
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while self._pending is not None and not self.stopped:
+                payload, self._pending = self._pending, None
+                try:
+                    await self._push(payload)
+                except Exception as exc:  # the transport failed (socket gone): stop sending
+                    _log(f"svc: live query push failed: {exc!r}")
+                    self._pending = None
+                    return
+        finally:
+            self._sender = None
+
+    async def push_once(self, payload: bytes) -> None:
+        """Push a query's or mutation's answer and set `done` (not after `stop()`)."""
+        if not self.stopped:
+            await self._push(payload)
+        self.done.set()
+
+    async def stop(self) -> None:
+        """End the operation; see the class docstring."""
+        if not self.stopped:
+            self.stopped = True
+            self._pending = None
+            release, self.release = self.release, None
+            if release is not None:
+                release(self)
+        sender = self._sender
+        if sender is not None and sender is not asyncio.current_task():
+            done, _ = await asyncio.wait((sender,), timeout=STOP_WAIT_S)
+            if not done:
+                sender.cancel()
+                await asyncio.wait((sender,))
+
+
+def _log(line: str) -> None:
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):  # stdout closed
+        pass

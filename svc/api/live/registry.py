@@ -1,0 +1,74 @@
+"""The process's live queries (issue 13): one `LiveQuery` per (role, multiplexed statement,
+time limit), created with its first subscriber and closed with its last.
+
+Bounds: each live query holds one poller task and its cohorts; each subscriber a handle
+(and a sender task only while a push is pending). Nothing caps the number of subscribers
+per worker: the transport's per-connection operation limit and the number of connections
+bound them; `bench.subscriptions` measures 5,000 on one worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc.api.live.handle import LiveHandle
+from svc.api.live.poller import LiveQuery
+from svc.execute.db import Database
+from svc.sql.live import LiveStatement
+
+
+class LiveQueries:
+    """Live queries of one engine. `interval`: seconds between polls
+    (`--live-queries-multiplexed-refetch-interval` / 1000); `batch_size`: cohorts per
+    statement (`--live-queries-multiplexed-batch-size`)."""
+
+    def __init__(self, db: Database, *, interval: float, batch_size: int) -> None:
+        self.db = db
+        self.interval = interval
+        self.batch_size = batch_size
+        self.queries: dict[Any, LiveQuery] = {}
+
+    def add(
+        self,
+        role: str,
+        live: LiveStatement,
+        timeout: float | None,
+        vars_text: str,
+        handle: LiveHandle,
+        *,
+        admin: bool,
+    ) -> None:
+        """Subscribe `handle` to `live` with the cohort variables `vars_text`
+        (`svc.api.live.cohort.cohort_vars`); `handle.stop()` unsubscribes it."""
+        key = (role, live.sql, timeout)
+        query = self.queries.get(key)
+        if query is None:
+            query = LiveQuery(
+                self.db,
+                live,
+                timeout=timeout,
+                admin=admin,
+                interval=self.interval,
+                batch_size=self.batch_size,
+            )
+            self.queries[key] = query
+        cohort = query.join(vars_text, handle)
+
+        def release(h: LiveHandle) -> None:
+            if query.leave(cohort, h) and self.queries.get(key) is query:
+                del self.queries[key]
+                query.cancel()
+
+        handle.release = release
+
+    def counts(self) -> tuple[int, int, int]:
+        """(live queries, cohorts, subscribers) held now (tests and leak checks)."""
+        queries = list(self.queries.values())
+        cohorts = sum(len(q.cohorts) for q in queries)
+        return len(queries), cohorts, sum(q.subscribers for q in queries)
+
+    async def close(self) -> None:
+        """Stop every poller (the engine is closing); subscribers get nothing more."""
+        queries, self.queries = list(self.queries.values()), {}
+        for query in queries:
+            await query.close()

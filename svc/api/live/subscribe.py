@@ -1,0 +1,56 @@
+"""`subscribe`: start one websocket operation (issue 13; `Engine.subscribe` calls it).
+
+Pre-execution errors raise `SvcError` (the transport answers `error` then `complete`):
+the request's shape (`parse-failed`), validation (`validation-failed`), the role's API
+limits, the allow-list, a subscription selecting more than one root field without
+`@_multiple_top_level_fields` ("subscriptions must select one top level field", as the
+reference), and a session variable the subscription's statement needs but the session
+lacks (`not-found`). A query or mutation then runs once through the ordinary pipeline
+and its answer (data or errors) is pushed; a subscription joins its cohort
+(`svc.api.live.registry`) and gets its current result at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import OperationType
+
+from svc.api.graphql import GraphQLService, decode_request, errors_body
+from svc.api.live.cohort import cohort_vars
+from svc.api.live.handle import LiveHandle, Push
+from svc.api.live.registry import LiveQueries
+from svc.api.state import State
+from svc.errors import SvcError, validation_failed
+from svc.ir.role_view import is_admin
+
+
+async def subscribe(
+    service: GraphQLService,
+    live: LiveQueries,
+    state: State,
+    raw: Any,
+    role: str,
+    session: dict[str, str],
+    push: Push,
+) -> LiveHandle:
+    """Start the operation of the GraphQL request object `raw` (a `start`/`subscribe`
+    payload) for `role` with `session`; see the module docstring. Returns its handle."""
+    req = decode_request(raw)
+    prepared = await service.prepared(state, role, req)
+    handle = LiveHandle(push)
+    if prepared.operation.operation != OperationType.SUBSCRIPTION:
+        try:
+            answer = await service.run(state, role, session, req)
+        except SvcError as exc:
+            answer = errors_body(exc, role)
+        await handle.push_once(answer)
+        return handle
+    service.admit(state, role, session, req)
+    compiled, variables, statement = service.compile_live(state, role, req, prepared)
+    if len(compiled.plan.roots) > 1 and not prepared.multiple_roots:
+        raise validation_failed("subscriptions must select one top level field")
+    vars_text = cohort_vars(statement, variables, session)
+    timeout = service.limits(state, role).timeout
+    live.add(role, statement, timeout, vars_text, handle, admin=is_admin(role))
+    return handle
