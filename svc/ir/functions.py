@@ -105,15 +105,7 @@ def resolve_function(
         )
     names = _arg_names(fn)
     session = _session_index(fn, _given(config.session_argument), names)
-    args: list[FunctionArg] = []
-    order: list[tuple[str, str]] = []
-    for i, arg_name in enumerate(names):
-        if i == session:
-            order.append(("session", ""))
-            continue
-        arg = _input_arg(fn, i, arg_name)
-        args.append(arg)
-        order.append(("input", arg.gql_name))
+    args, order = _call_order(fn, names, None, session)
     gql_name = _given(config.custom_name) or (
         name.name if name.schema == "public" else f"{name.schema}_{name.name}"
     )
@@ -125,8 +117,8 @@ def resolve_function(
         gql_name=gql_name,
         returns=returns,
         returns_set=fn.returns_set,
-        args=tuple(args),
-        arg_order=tuple(order),
+        args=args,
+        arg_order=order,
         exposed_as=exposed_as,
         roles=roles,
         comment=_given(entry.comment) or fn.comment,
@@ -136,6 +128,25 @@ def resolve_function(
 def _given(value: Any) -> Any:
     """`value`, None for an absent key."""
     return None if value is UNSET else value
+
+
+def _call_order(
+    fn: DbFunction, names: list[str], row: int | None, session: int | None
+) -> tuple[tuple[FunctionArg, ...], tuple[tuple[str, str], ...]]:
+    """The GraphQL input arguments of `fn` and every argument in declaration order as
+    `("row", "")`, `("session", "")` or `("input", gql_name)`."""
+    args: list[FunctionArg] = []
+    order: list[tuple[str, str]] = []
+    for i, arg_name in enumerate(names):
+        if i == row:
+            order.append(("row", ""))
+        elif i == session:
+            order.append(("session", ""))
+        else:
+            arg = _input_arg(fn, i, arg_name)
+            args.append(arg)
+            order.append(("input", arg.gql_name))
+    return tuple(args), tuple(order)
 
 
 def resolve_computed_field(
@@ -168,22 +179,12 @@ def resolve_computed_field(
             if table_arg is None
             else f'the table argument "{table_arg}" is not of type {table.quoted()}'
         )
-    args: list[FunctionArg] = []
-    order: list[tuple[str, str]] = []
-    for i, arg_name in enumerate(names):
-        if i == row:
-            order.append(("row", ""))
-        elif i == session:
-            order.append(("session", ""))
-        else:
-            arg = _input_arg(fn, i, arg_name)
-            args.append(arg)
-            order.append(("input", arg.gql_name))
+    args, order = _call_order(fn, names, row, session)
     common: dict[str, Any] = {
         "name": name,
         "function": fname,
-        "args": tuple(args),
-        "arg_order": tuple(order),
+        "args": args,
+        "arg_order": order,
         "comment": _given(entry.comment) or fn.comment,
     }
     if fn.return_type_kind == "c":

@@ -29,6 +29,11 @@ def relationships(
     index: dict[tuple[str, str], DbTable],
     issues: list[Inconsistency],
 ) -> list[Relationship]:
+    """The relationships of `entry` (object ones first, document order) resolved against
+    its catalog table `db`, the tracked `tables` and the catalog `index`; each that does
+    not resolve (a name that is not a GraphQL name, a name taken by a column or another
+    relationship, a missing column, foreign key or target) is appended to `issues` as
+    `<kind>_relation` with its code and the reference's reason, and left out."""
     out: list[Relationship] = []
     for kind, rels in (
         ("object", entry.object_relationships),
