@@ -61,6 +61,7 @@ class Cohort:
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
     subscribers: set[LiveHandle] = field(default_factory=set)
     payload: bytes | None = None
+    error: tuple[str, str] | None = None  # (code, message) of the error last pushed
 
     def join(self, handle: LiveHandle) -> None:
         """Add a subscriber; it gets the last body at once when there is one."""
@@ -73,7 +74,15 @@ class Cohort:
         (byte equality); returns whether it was pushed."""
         if payload == self.payload:
             return False
-        self.payload = payload
+        self.payload, self.error = payload, None
         for handle in self.subscribers:
             handle.deliver(payload)
         return True
+
+    def fail(self, error: tuple[str, str], payload: bytes) -> None:
+        """Push an `{"errors": …}` `payload` unless an error of the same (code, message)
+        was the last thing pushed: an outage pushes one error, not one per poll (its
+        internal detail, shown to admin, varies from one attempt to the next)."""
+        if error != self.error:
+            self.publish(payload)
+            self.error = error

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 Push = Callable[[bytes], Awaitable[None]]
 
@@ -36,8 +37,10 @@ class LiveHandle:
         self._push = push
         self.done = asyncio.Event()
         self.stopped = False
-        # Called once by `stop()` (the live-query registry sets it: leave the cohort).
-        self.release: Callable[[LiveHandle], None] | None = None
+        # Called once by `stop()` (the live-query registry sets it: leave the cohort);
+        # what it returns, when not None, is awaited (the last subscriber of a live query
+        # waits for its poller to end).
+        self.release: Callable[[LiveHandle], Awaitable[Any] | None] | None = None
         self._pending: bytes | None = None
         self._sender: asyncio.Task[None] | None = None
 
@@ -75,8 +78,9 @@ class LiveHandle:
             self.stopped = True
             self._pending = None
             release, self.release = self.release, None
-            if release is not None:
-                release(self)
+            ending = release(self) if release is not None else None
+            if ending is not None:
+                await ending
         sender = self._sender
         if sender is not None and sender is not asyncio.current_task():
             done, _ = await asyncio.wait((sender,), timeout=STOP_WAIT_S)

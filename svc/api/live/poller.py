@@ -83,12 +83,6 @@ class LiveQuery:
             del self._by_id[cohort.id]
         return not self.cohorts
 
-    def cancel(self) -> None:
-        """Stop polling without waiting (a statement in flight is cancelled in Postgres)."""
-        task, self._task = self._task, None
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-
     async def close(self) -> None:
         """Stop polling (a statement in flight is cancelled in Postgres)."""
         task, self._task = self._task, None
@@ -152,4 +146,4 @@ class LiveQuery:
     def _fail(self, batch: list[Cohort], exc: SvcError) -> None:
         payload = _encode({"errors": [exc.to_graphql_error(admin=self.admin)]})
         for cohort in batch:
-            cohort.publish(payload)
+            cohort.fail((exc.code, exc.message), payload)

@@ -9,6 +9,7 @@ bound them; `bench.subscriptions` measures 5,000 on one worker.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from svc.api.live.handle import LiveHandle
@@ -54,10 +55,11 @@ class LiveQueries:
             self.queries[key] = query
         cohort = query.join(vars_text, handle)
 
-        def release(h: LiveHandle) -> None:
+        def release(h: LiveHandle) -> Awaitable[None] | None:
             if query.leave(cohort, h) and self.queries.get(key) is query:
                 del self.queries[key]
-                query.cancel()
+                return query.close()
+            return None
 
         handle.release = release
 
