@@ -14,6 +14,8 @@ from tests.conformance.runner import (
 )
 
 RUN_KEY = pytest.StashKey[RunResult]()
+ORACLE_KEY = pytest.StashKey[str]()
+"""The sqlglot oracle's line over the run's statements (test_generated_sql.py)."""
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +40,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("conformance")
     for line in format_summary(run).splitlines():
         terminalreporter.write_line(line)
+    oracle = terminalreporter.config.stash.get(ORACLE_KEY, None)
+    if oracle is not None:
+        terminalreporter.write_line(f"sql oracle: {oracle}")

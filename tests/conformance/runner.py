@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 import yaml
 
+from tests.conformance.statement_log import StatementLog
 from tests.support import SHARED, ServerProcess, create_database
 
 CORPUS = SHARED / "conformance"
@@ -410,6 +411,10 @@ class RunResult:
     notes: list[tuple[str, str]]
     """(directory, problem): setup/teardown failures, server deaths and restarts."""
     seconds: float
+    statements: list[str] = field(default_factory=list)
+    """SQL Postgres logged while svc answered the GraphQL requests (`StatementLog`)."""
+    statements_problem: str | None = None
+    """Why `statements` could not be collected, if so."""
 
     def __repr__(self) -> str:
         ok = len(self.passed())
@@ -436,6 +441,7 @@ class _Engine:
         self.broken = False
         """Set when a request could not reach the server (refused, reset, timed out)."""
         self.restarts = 0
+        self.statement_log = StatementLog(pg_url)
         self.restart()
 
     def restart(self) -> None:
@@ -445,7 +451,9 @@ class _Engine:
             self.server.stop()
             self.server = None
         self.broken = False
-        self.server = ServerProcess(create_database(self.pg_url, prefix="conf"), *SERVER_ARGS)
+        database = create_database(self.pg_url, prefix="conf")
+        self.statement_log.enable(database)
+        self.server = ServerProcess(database, *SERVER_ARGS)
         clear_db = CORPUS / "clear_db.yaml"
         if clear_db.is_file():
             problem = self.post_body(clear_db)
@@ -518,7 +526,8 @@ def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]
             results[case.id] = "not run: the server died during an earlier step"
             continue
         try:
-            resp = engine.request(case.step)
+            with engine.statement_log.window(str(case.step.get("url", ""))):
+                resp = engine.request(case.step)
         except httpx.HTTPError as exc:
             results[case.id] = f"request failed: {type(exc).__name__}: {_one_line(exc)}"
             continue
@@ -606,7 +615,8 @@ def run_corpus(pg_url: str, suites: list[Suite] | None = None) -> RunResult:
     if engine.restarts:
         notes.append((".", f"{engine.restarts} fresh database + server restart(s)"))
     dirs = {s.rel: s.ids for s in suites}
-    return RunResult(results, dirs, notes, time.monotonic() - started)
+    log = engine.statement_log
+    return RunResult(results, dirs, notes, time.monotonic() - started, log.statements, log.problem)
 
 
 # --------------------------------------------------------------------------------------------
