@@ -1,4 +1,5 @@
-"""The built wheel works on its own (issue 12, packaging): build it with `uv build`, install it
+"""The built wheel works on its own (issue 12, packaging): build it with `uv build` (an sdist,
+then the wheel from that sdist, so both must carry the grammars), install it
 into a fresh venv, and run it from a directory outside the repository, so nothing is read
 from the source tree. Its grammars (`grammar/*.lark`, shipped as `svc/_grammar/`) are read
 at run time by the JSON-path parser (JWT `claims_namespace_path`) and the URL templates.
@@ -13,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,8 +50,13 @@ def run(*cmd: str | Path, cwd: Path) -> str:
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel built from this checkout installed; its directory."""
     tmp = tmp_path_factory.mktemp("wheel")
-    run(UV, "build", "--wheel", "--out-dir", tmp / "dist", cwd=ROOT)
+    run(UV, "build", "--out-dir", tmp / "dist", cwd=ROOT)
     (wheel,) = (tmp / "dist").glob("svc-*.whl")
+    (sdist,) = (tmp / "dist").glob("svc-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        assert {"grammar/json_path.lark", "grammar/url_template.lark"} <= {
+            name.split("/", 1)[1] for name in tar.getnames() if "/" in name
+        }
     pins = run(UV, "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project", cwd=ROOT)
     (tmp / "pins.txt").write_text(pins)
     run(UV, "venv", "--quiet", "--python", sys.executable, tmp / "venv", cwd=tmp)
