@@ -233,13 +233,13 @@ class Engine:
             raise SvcError(ErrorCode.ACCESS_DENIED, "restricted access : admin only", path="$.args")
         if body.type in READ_ONLY:
             state = await self.current_state()
-            async with self.db.transaction() as conn:
+            async with self.db.transaction(reset=True) as conn:
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
                 ctx.role, ctx.session = role, session
                 ctx.resource_version = state.version
                 return await run_operation(ctx, body)
         async with self._write_lock:
-            async with self.db.transaction() as conn:
+            async with self.db.transaction(reset=True) as conn:
                 text, version = await self.db.read_metadata(conn, lock=True)
                 state = self.state
                 if version != state.version:

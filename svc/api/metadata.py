@@ -219,7 +219,7 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     args = parse_args(RunSql, body.args)
     if args.read_only:
         try:
-            async with ctx.db.transaction(read_only=True) as conn:
+            async with ctx.db.transaction(read_only=True, reset=True) as conn:
                 return await run_script(conn, args.sql)
         except PostgresError as exc:
             raise map_run_sql_error(exc, args.sql) from exc

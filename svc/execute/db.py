@@ -308,17 +308,21 @@ class Database:
         await self.pool.close()
 
     @contextlib.asynccontextmanager
-    async def transaction(self, *, read_only: bool = False) -> AsyncIterator[asyncpg.Connection]:
+    async def transaction(
+        self, *, read_only: bool = False, reset: bool = False
+    ) -> AsyncIterator[asyncpg.Connection]:
         """A pooled connection inside one transaction (committed on normal exit). A lost
         or refused connection, here or in the body, raises 500 `postgres-error`
-        "connection error"."""
+        "connection error". `reset`: the body may run user SQL (`run_sql`: SET, LISTEN,
+        DECLARE, advisory locks), so the connection is reset after it; svc's own
+        statements leave no session state and skip that round trip (mutations)."""
         try:
             async with self.pool.acquire() as conn:
                 try:
                     async with conn.transaction(readonly=read_only):
                         yield conn
-                finally:  # run_sql may SET, LISTEN, DECLARE or take advisory locks
-                    if not conn.is_closed():
+                finally:
+                    if reset and not conn.is_closed():
                         await conn.execute(conn.get_reset_query())
         except Exception as exc:
             if not isinstance(exc, SvcError) and is_connection_error(exc):
