@@ -1,5 +1,7 @@
 """The ASGI application: routes, body handling, errors, one JSON log line per request.
 
+Websocket upgrades go to `svc.server.ws_asgi` (issue 13).
+
 Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
 `POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
 `GET /v1/version`, `GET /v1alpha1/config`, `POST /v1alpha1/pg_dump`, and the RESTified
@@ -28,6 +30,9 @@ from svc.config import Config
 from svc.errors import ErrorCode, SvcError
 from svc.server.auth import Authenticator, Session
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
+from svc.server.ws_asgi import serve_asgi
+from svc.server.ws_operations import Subscriber
+from svc.server.ws_session import WsContext, WsSettings
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -133,12 +138,25 @@ class App:
         self.health = HealthProbe(config.database_url)
         # Requests being answered: cancelled when a `svc serve` shutdown's grace period ends.
         self.in_flight = InFlight()
+        # Websocket connections (issue 13): closed with 1001 when the worker stops.
+        self.ws = WsContext(self.auth, self._subscriber, WsSettings.from_env(config))
+
+    def _subscriber(self) -> Subscriber | None:
+        """The engine, as the websocket transport calls it (None while it starts)."""
+        return self.engine
+
+    @property
+    def graphql_on(self) -> bool:
+        """Whether the `graphql` API (and so its websockets) is enabled."""
+        return "graphql" in self.config.enabled_apis
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await serve_asgi(self.ws, scope, receive, send, self.graphql_on)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """ASGI lifespan: start the engine (under `svc serve`, after installing the
@@ -146,7 +164,7 @@ class App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                prepare_worker(asyncio.get_running_loop(), self.in_flight)
+                prepare_worker(asyncio.get_running_loop(), self.in_flight, self.ws.close_all)
                 try:
                     await self.startup()
                 except Exception as exc:  # reported to the server, which exits

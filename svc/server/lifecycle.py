@@ -34,7 +34,7 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import Any
 
@@ -116,10 +116,16 @@ def note_early_stop(signum: int) -> None:
     _early_stop = signum
 
 
-def prepare_worker(loop: asyncio.AbstractEventLoop, in_flight: InFlight) -> None:
+def prepare_worker(
+    loop: asyncio.AbstractEventLoop,
+    in_flight: InFlight,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+) -> None:
     """Install the grace-period-over handler on `loop` (it cancels `in_flight.tasks`, see
     the module docstring) and ask for `SHUTDOWN_CANCEL_SIGNAL` at the parent's death; a
-    worker whose parent already died stops at once.
+    worker whose parent already died stops at once. `on_stop` runs on the loop when the
+    stop signal (SIGTERM) arrives: closing the websockets (1001), which Granian would
+    otherwise wait for until the grace period ends.
 
     Does nothing outside `svc serve` (`serve_parent()` None). Call from the worker's loop
     thread after Granian installed its worker signal handlers (RSGI `__rsgi_init__`, ASGI
@@ -130,6 +136,8 @@ def prepare_worker(loop: asyncio.AbstractEventLoop, in_flight: InFlight) -> None
     loop.add_signal_handler(SHUTDOWN_CANCEL_SIGNAL, cancel_requests, in_flight)
     for sig in (signal.SIGTERM, SHUTDOWN_CANCEL_SIGNAL):
         _redeliver_when_running(loop, sig)
+    if on_stop is not None:
+        _also_on_signal(loop, signal.SIGTERM, on_stop)
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -158,6 +166,32 @@ def _redeliver_when_running(loop: asyncio.AbstractEventLoop, sig: int) -> None:
             installed(signum, frame)
         if not loop.is_running() and not loop.is_closed():
             loop.call_soon_threadsafe(os.kill, os.getpid(), signum)
+
+    signal.signal(sig, handler)
+
+
+_stop_tasks: set[asyncio.Task[None]] = set()
+
+
+def _also_on_signal(
+    loop: asyncio.AbstractEventLoop, sig: int, callback: Callable[[], Awaitable[None]]
+) -> None:
+    """Run `callback()` as a task on `loop` when `sig` arrives, after the handler already
+    installed (Granian's stop, wrapped by `_redeliver_when_running`); once."""
+    installed = signal.getsignal(sig)
+    fired = [False]
+
+    def run() -> None:
+        task = asyncio.ensure_future(callback())
+        _stop_tasks.add(task)
+        task.add_done_callback(_stop_tasks.discard)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if callable(installed):
+            installed(signum, frame)
+        if not fired[0] and not loop.is_closed():
+            fired[0] = True
+            loop.call_soon_threadsafe(run)
 
     signal.signal(sig, handler)
 

@@ -24,6 +24,7 @@ from svc.server.app import (
     request_id,
 )
 from svc.server.lifecycle import prepare_worker, shut_down
+from svc.server.ws_rsgi import serve_rsgi
 
 
 class RsgiApp:
@@ -35,7 +36,7 @@ class RsgiApp:
     def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the engine in the worker's loop before it serves; under `svc serve`, first
         install the end-of-grace handler (`svc.server.lifecycle.prepare_worker`)."""
-        prepare_worker(loop, self.app.in_flight)
+        prepare_worker(loop, self.app.in_flight, self.app.ws.close_all)
         loop.run_until_complete(self.app.startup())
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -46,12 +47,14 @@ class RsgiApp:
         loop.run_until_complete(shut_down(self.app.shutdown(), self.app.in_flight))
 
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
-        """Answer one HTTP request (other protocols are not served).
+        """Answer one HTTP request, or serve a websocket (`svc.server.ws_rsgi`).
 
         The body is read up to `--max-body-size` (413 past it, `_BodyReader`). A request
         still running after `DISCONNECT_ARM_SECONDS` is cancelled when its client goes away
         (issue 11, finding 2): no answer is sent, the log line says 499."""
         if scope.proto != "http":
+            if scope.proto == "ws":
+                await serve_rsgi(self.app.ws, scope, protocol, self.app.graphql_on)
             return
         started = time.perf_counter()
         app = self.app
