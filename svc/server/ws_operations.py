@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import svc.server.ws_protocol as wp
 from svc.errors import ErrorCode, SvcError
-from svc.server import ws_protocol as wp
 from svc.server.ws_protocol import Protocol as WsProtocol
 
 Send = Callable[[bytes], Awaitable[None]]

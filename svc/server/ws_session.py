@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import svc.server.ws_protocol as wp
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
-from svc.server import ws_protocol as wp
 from svc.server.auth import Authenticator, Session
 from svc.server.ws_operations import Operations, Subscriber
 from svc.server.ws_protocol import Protocol as WsProtocol
