@@ -212,6 +212,27 @@ async def _cohorts_shared_and_batched(url: str) -> None:
         assert eng.live.counts() == (0, 0, 0)
 
 
+def test_list_variables_reach_postgres_intact(new_database: Callable[[], str]) -> None:
+    asyncio.run(_list_variables(new_database()))
+
+
+async def _list_variables(url: str) -> None:
+    async with engine(url) as eng:
+        await sql(
+            eng,
+            """insert into item (owner, name) values ('c', 'a b'), ('c', 'NULL'),
+                          ('c', 'q"'), ('c', 'x\\y'), ('c', '{z}')""",
+        )
+        query = "subscription ($n: [String!]!) { item(where: {name: {_in: $n}}) { name } }"
+        wanted = ["a b", "NULL", 'q"', "x\\y", "{z}", "one"]
+        inbox = Inbox()
+        handle = await eng.subscribe(
+            {"query": query, "variables": {"n": wanted}}, "admin", {}, inbox.push
+        )
+        assert sorted(names(await inbox.next())) == sorted(wanted)
+        await handle.stop()
+
+
 def test_errors_before_start(new_database: Callable[[], str]) -> None:
     asyncio.run(_errors_before_start(new_database()))
 

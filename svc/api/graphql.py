@@ -84,9 +84,10 @@ class Prepared:
     compiled: dict[Any, Compiled] = field(default_factory=dict)
     measured: Measure = UNMEASURED  # depth, nodes, introspection (svc.api.limits)
     # A subscription marked `@_multiple_top_level_fields` (may select several root
-    # fields), and its multiplexed statements by the SQL of their compiled plan.
+    # fields), and its multiplexed statements by the identity of their compiled plan
+    # (two shapes can give one SQL text with different constants).
     multiple_roots: bool = False
-    live: dict[str, LiveStatement] = field(default_factory=dict)
+    live: dict[int, tuple[Compiled, LiveStatement]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,15 +534,15 @@ class GraphQLService:
         self, state: State, role: str, req: GraphQLRequest, prepared: Prepared
     ) -> tuple[Compiled, dict[str, Any], LiveStatement]:
         """A subscription's compiled plan, coerced variables and multiplexed statement
-        (`svc.sql.live`; cached in `prepared` by the plan's SQL). Raises
+        (`svc.sql.live`; cached in `prepared` beside its compiled plan). Raises
         `validation-failed` (variables, introspection roots) and the planner's errors."""
         _, compiled, variables = self._compile(state, role, req, prepared)
-        key = compiled.statement.sql
-        live = prepared.live.get(key)
-        if live is None:
-            live = render_live(compiled.plan)
-            prepared.live[key] = live
-            state.plans.grow((role, req.query, req.operationName), plan_bytes(live.sql))
+        found = prepared.live.get(id(compiled))
+        if found is not None and found[0] is compiled:
+            return compiled, variables, found[1]
+        live = render_live(compiled.plan)
+        prepared.live[id(compiled)] = (compiled, live)
+        state.plans.grow((role, req.query, req.operationName), plan_bytes(live.sql))
         return compiled, variables, live
 
     @staticmethod

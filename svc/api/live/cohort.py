@@ -11,6 +11,7 @@ cohorts.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import msgspec
 
 from svc.api.live.handle import LiveHandle
 from svc.errors import ErrorCode, SvcError
-from svc.execute.params import array_literal, resolve
+from svc.execute.params import resolve
 from svc.sql.live import LiveStatement
 
 _encode = msgspec.json.encode
@@ -46,8 +47,27 @@ def cohort_vars(
             elif not ref.optional:
                 raise SvcError(ErrorCode.NOT_FOUND, f'missing session variable: "{ref.name}"')
     texts = resolve(live.synthetic, variables, {})
-    synthetic = [array_literal(v) if isinstance(v, list) else v for v in texts]
+    synthetic = [_array_text(v) if isinstance(v, list) else v for v in texts]
     return _encode({"query": {}, "session": used, "synthetic": synthetic, "cursor": {}}).decode()
+
+
+_PLAIN = re.compile(r'[^\s{}",\\]+')  # an array element Postgres reads unquoted
+
+
+def _array_text(values: list[Any]) -> str:
+    """A Postgres array literal of element texts (nested lists nest), quoting only the
+    elements that need it, as the reference shows them: `{1,2,3}`, `{"a b",NULL}`."""
+    parts: list[str] = []
+    for v in values:
+        if v is None:
+            parts.append("NULL")
+        elif isinstance(v, list):
+            parts.append(_array_text(v))
+        elif _PLAIN.fullmatch(v) and v.upper() != "NULL":
+            parts.append(v)
+        else:
+            parts.append('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "{" + ",".join(parts) + "}"
 
 
 @dataclass(eq=False)
