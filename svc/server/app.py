@@ -458,8 +458,17 @@ class App:
             "is_jwt_set": self.auth.jwt is not None,
             "jwt": self.auth.jwt.config_record() if self.auth.jwt is not None else [],
             "is_allow_list_enabled": self.config.enable_allowlist,
-            "live_queries": {"batch_size": 100, "refetch_delay": 1},
+            "live_queries": {
+                "batch_size": self.config.live_queries_batch_size,
+                # Hasura reports the interval in seconds (`refetch_delay`: 1 by default)
+                "refetch_delay": _seconds_value(self.config.live_queries_refetch_interval),
+            },
         }
+
+
+def _seconds_value(milliseconds: int) -> int | float:
+    """Milliseconds as seconds: an integer when whole (1000 -> 1), else a float."""
+    return milliseconds // 1000 if milliseconds % 1000 == 0 else milliseconds / 1000
 
 
 async def _read_body(
