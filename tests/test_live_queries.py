@@ -20,7 +20,7 @@ from svc.api.engine import Engine
 from svc.config import Config
 from svc.embedded import EmbeddedPostgres
 from svc.errors import SvcError
-from tests.support import create_database, free_port
+from tests.support import create_database, free_port, server_with
 
 SQL = """
 create table item (id serial primary key, owner text not null, name text not null);
@@ -340,3 +340,16 @@ async def _outage(pg: EmbeddedPostgres, url: str) -> None:
             await sql(eng, "insert into item (owner, name) values ('a', 'eight')")
             assert len(names(await inbox.next(15.0))) == 4
             await handle.stop()
+
+
+def test_options_reported_by_config(pg_url: str) -> None:
+    """`--live-queries-multiplexed-*` reach `/v1alpha1/config` (refetch_delay in seconds,
+    as the reference reports its default: 1)."""
+    args = ("--live-queries-multiplexed-refetch-interval", "250")
+    env = {"SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE": "7"}
+    with server_with(pg_url, STEPS, *args, env=env) as server:
+        live = server.client.get("/v1alpha1/config").json()["live_queries"]
+        assert live == {"batch_size": 7, "refetch_delay": 0.25}
+    with server_with(pg_url, STEPS) as server:
+        live = server.client.get("/v1alpha1/config").json()["live_queries"]
+        assert live == {"batch_size": 100, "refetch_delay": 1}
