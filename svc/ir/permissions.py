@@ -14,14 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc.errors import ErrorCode, SvcError
-from svc.ir.operators import (
-    COLUMN_COMPARISON_OPS,
-    GENERAL_OPS,
-    JSONB_OPS,
-    LIST_OPS,
-    POSTGIS_OPS,
-    TEXT_OPS,
-)
+from svc.ir.operators import OPERATORS, Operand
 from svc.metadata.model import QualifiedName, qualify
 from svc.metadata.permission_model import (
     DeleteRule,
@@ -29,19 +22,6 @@ from svc.metadata.permission_model import (
     SelectRule,
     UpdateRule,
     given,
-)
-
-COLUMN_OPS = frozenset(
-    (
-        *GENERAL_OPS,
-        *LIST_OPS,
-        "_ne",
-        "_is_null",
-        *TEXT_OPS,
-        *JSONB_OPS,
-        *COLUMN_COMPARISON_OPS,
-        *POSTGIS_OPS,
-    )
 )
 
 
@@ -162,13 +142,12 @@ class FilterResolver:
         ops: dict[str, Any] = {}
         columns = self.tables[table].columns
         for raw_op, operand in value.items():
-            op = _op(raw_op)
-            if op not in COLUMN_OPS:
+            op = OPERATORS.get(_op(raw_op))
+            if op is None:
                 raise unresolved(f"Unknown operator : {raw_op}")
-            is_column_op = op.startswith("_c") and op not in ("_contains", "_contained_in")
-            if is_column_op and operand not in columns:
+            if op.operand is Operand.COLUMN and operand not in columns:
                 raise unresolved(f'no such column exists : "{operand}"')
-            ops["_neq" if op == "_ne" else op] = operand
+            ops[op.canonical or op.name] = operand
         return ops
 
 

@@ -46,8 +46,8 @@ from graphql import (
     GraphQLString,
 )
 
-from svc.ir.model import TEXT_SCALARS, Column, ComputedField, Function, FunctionArg, Ir, Table
-from svc.ir.operators import GENERAL_OPS, LIST_OPS, POSTGIS_OPS, TEXT_OPS
+from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Table
+from svc.ir.operators import Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
@@ -219,22 +219,19 @@ class SchemaBuilder:
     def _comparison_fields(
         self, column: Column, scalar: GraphQLScalarType
     ) -> dict[str, GraphQLInputField]:
-        same = self.input_field(scalar)
-        f: dict[str, GraphQLInputField] = dict.fromkeys(GENERAL_OPS, same)
-        f.update(dict.fromkeys(LIST_OPS, self.input_field(self.list_nn(scalar))))
-        f["_is_null"] = self.input_field(GraphQLBoolean)
-        if column.scalar in TEXT_SCALARS:
-            f.update(dict.fromkeys(TEXT_OPS, same))
-        if column.type_name in ("geometry", "geography"):
-            f.update(dict.fromkeys((op for op in POSTGIS_OPS if op != "_st_d_within"), same))
-            f["_st_d_within"] = self.input_field(self._d_within_input(column.type_name))
-        if column.type_name == "jsonb":
-            strings = self.input_field(self.list_nn(GraphQLString))
-            f["_contains"] = same
-            f["_contained_in"] = same
-            f["_has_key"] = self.input_field(GraphQLString)
-            f["_has_keys_all"] = strings
-            f["_has_keys_any"] = strings
+        # One field per operator of the table (`svc.ir.operators`) that applies to the type.
+        operand_field = {
+            Operand.SCALAR: lambda: self.input_field(scalar),
+            Operand.LIST: lambda: self.input_field(self.list_nn(scalar)),
+            Operand.BOOLEAN: lambda: self.input_field(GraphQLBoolean),
+            Operand.TEXT: lambda: self.input_field(GraphQLString),
+            Operand.TEXT_LIST: lambda: self.input_field(self.list_nn(GraphQLString)),
+            Operand.D_WITHIN: lambda: self.input_field(self._d_within_input(column.type_name)),
+        }
+        f = {
+            op.name: operand_field[op.operand]()
+            for op in schema_operators(column.scalar, column.type_name)
+        }
         return dict(sorted(f.items()))
 
     def _d_within_input(self, type_name: str) -> GraphQLInputObjectType:
