@@ -39,7 +39,6 @@ SCALAR_NAMES = {
     "varchar": "String",
 }
 NUMERIC_TYPES = frozenset({"int2", "int4", "int8", "float4", "float8", "numeric", "money"})
-TEXT_SCALARS = frozenset({"String", "citext", "bpchar", "name"})
 
 
 @dataclass(frozen=True, slots=True)
