@@ -57,6 +57,10 @@ REQUEST_TIMEOUT = 30.0
 """Seconds allowed for one request; a hung engine must not stall the whole run."""
 
 PASS = "pass"
+SCENARIOS = "scenarios"
+"""Directories of scenario files (`<area>/scenarios/*.yaml`), skipped by the case runner."""
+SCENARIO_ID = "::"
+"""Baseline ids of scenario tests are `<file>::<test>`."""
 
 SETUP_NAMES = frozenset(
     {
@@ -161,10 +165,14 @@ def _load_case_file(rel_dir: str, path: Path) -> CaseFile:
 
 
 def discover(corpus: Path = CORPUS) -> list[Suite]:
-    """Every directory under `corpus` that holds case files, sorted by relative path."""
+    """Every directory under `corpus` that holds case files, sorted by relative path.
+    `scenarios/` directories hold scenario files, not cases (FIXTURES.md section 0; the
+    websocket ones run in `test_ws_scenarios.py`)."""
     suites: list[Suite] = []
     for directory in sorted([corpus, *(p for p in corpus.rglob("*") if p.is_dir())]):
         rel = directory.relative_to(corpus).as_posix()
+        if SCENARIOS in directory.relative_to(corpus).parts:
+            continue
         case_paths = sorted(
             p
             for p in directory.glob("*.yaml")
@@ -680,8 +688,11 @@ def update_baseline(run: RunResult, path: Path = BASELINE_PATH) -> list[str]:
 
 
 def missing_from_baseline(run: RunResult, baseline: list[str]) -> Iterator[tuple[str, str]]:
-    """(id, result) for each baseline case that did not pass today."""
+    """(id, result) for each baseline case that did not pass today (scenario tests,
+    `<file>::<test>`, are checked by `test_ws_scenarios.py`)."""
     for case_id in baseline:
+        if SCENARIO_ID in case_id:
+            continue
         result = run.results.get(case_id, "not found in the corpus")
         if result != PASS:
             yield case_id, result
