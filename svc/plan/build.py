@@ -21,6 +21,7 @@ from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
 from svc.errors import SvcError
 from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
+from svc.ir.operators import GEO_TYPES, OPERATORS, Operand
 from svc.json_path import parse_json_path
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import build_call
@@ -56,7 +57,7 @@ from svc.plan.nodes import (
     Typename,
     VarRef,
 )
-from svc.plan.permissions import d_within, filter_exp
+from svc.plan.permissions import filter_exp, operator_exp
 from svc.plan.values import ValueReader
 from svc.schema.build import schema_view
 from svc.schema.info import FieldInfo
@@ -69,8 +70,8 @@ ORDER_DIRECTIONS = {
     "desc_nulls_first": (True, True),
     "desc_nulls_last": (True, False),
 }
-LIST_OPS = frozenset({"_in", "_nin", "_has_keys_any", "_has_keys_all"})
-GEO_TYPES = frozenset({"geometry", "geography"})
+# Operands the planner reads whole (a variable inside one changes the plan's shape).
+CONCRETE_OPERANDS = frozenset({Operand.BOOLEAN, Operand.D_WITHIN})
 
 
 class Planner:
@@ -266,19 +267,9 @@ class Planner:
         for op, value in ops.items():
             if value is None:
                 continue  # Hasura: a null operand makes the comparison true
-            if op == "_is_null":
-                out.append(IsNull(column, not self.reader.concrete(value)))
-            elif op in ("_in", "_nin"):
-                out.append(Compare(column, op, self._list_param(value, pg_type)))
-            elif op in ("_has_keys_any", "_has_keys_all"):
-                out.append(Compare(column, op, self._list_param(value, "text")))
-            elif op == "_has_key":
-                out.append(Compare(column, op, self._scalar_param(value, "text")))
-            elif op == "_st_d_within":
-                value = {k: v for k, v in (self.reader.concrete(value) or {}).items()}
-                out.append(d_within(column, pg_type, value, self._any_param))
-            else:
-                out.append(Compare(column, op, self._scalar_param(value, pg_type)))
+            if OPERATORS[op].operand in CONCRETE_OPERANDS:
+                value = self.reader.concrete(value)
+            out.append(operator_exp(column, pg_type, op, value, self._any_param))
         return out
 
     def _any_param(self, value: Any, pg_type: str, *, is_list: bool) -> Param:

@@ -11,6 +11,7 @@ from typing import Any
 
 from svc.errors import SvcError
 from svc.ir.model import Table
+from svc.ir.operators import OPERATORS, Operand
 from svc.ir.permissions import is_session_variable
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import computed_call
@@ -31,7 +32,8 @@ from svc.plan.nodes import (
     SessionRef,
 )
 
-LIST_OPS = frozenset({"_in", "_nin", "_has_keys_any", "_has_keys_all"})
+# Makes an operand's parameter: `make(value, pg_type, is_list=)`.
+MakeParam = Callable[..., Param]
 
 
 def _value(value: Any, pg_type: str, *, is_list: bool) -> Param:
@@ -42,7 +44,7 @@ def _value(value: Any, pg_type: str, *, is_list: bool) -> Param:
     return Param(Const(value), pg_type, is_list)
 
 
-def d_within(column: str | FnCall, pg_type: str, value: Any, make: Callable[..., Param]) -> DWithin:
+def d_within(column: str | FnCall, pg_type: str, value: Any, make: MakeParam) -> DWithin:
     """`_st_d_within: {distance, from, use_spheroid?}`; `make(value, type, is_list=)` gives
     the parameters (constants, GraphQL variables or session variables)."""
     if not isinstance(value, dict) or "distance" not in value or "from" not in value:
@@ -96,19 +98,26 @@ def _column(table: Table, column: str, ops: dict[str, Any]) -> list[BoolExp]:
 
 
 def _ops(column: str | FnCall, pg_type: str, ops: dict[str, Any]) -> list[BoolExp]:
-    out: list[BoolExp] = []
-    for op, value in ops.items():
-        if op == "_is_null":
-            out.append(IsNull(column, not value))
-        elif op.startswith("_c") and op not in ("_contains", "_contained_in"):
-            assert isinstance(column, str)
-            out.append(ColCompare(column, op, value))
-        elif op in ("_has_keys_any", "_has_keys_all"):
-            out.append(Compare(column, op, _value(value, "text", is_list=True)))
-        elif op == "_st_d_within":
-            out.append(d_within(column, pg_type, value, _value))
-        elif op == "_has_key":
-            out.append(Compare(column, op, _value(value, "text", is_list=False)))
-        else:
-            out.append(Compare(column, op, _value(value, pg_type, is_list=op in LIST_OPS)))
-    return out
+    return [operator_exp(column, pg_type, op, value, _value) for op, value in ops.items()]
+
+
+def operator_exp(
+    column: str | FnCall, pg_type: str, name: str, value: Any, make: MakeParam
+) -> BoolExp:
+    """The plan node of operator `name` (a key of `svc.ir.operators.OPERATORS`) applied to
+    `column` (of Postgres type `pg_type`) with operand `value`, read as the table's operand
+    kind says: `_is_null` a concrete boolean, `_st_d_within` a concrete object, a column
+    comparison the other column's name; every other operand becomes a parameter made by
+    `make` (its type: the column's, or `text` for jsonb key operators). Raises `SvcError`
+    `validation-failed` for a malformed `_st_d_within` object."""
+    kind = OPERATORS[name].operand
+    if kind is Operand.BOOLEAN:
+        return IsNull(column, not value)
+    if kind is Operand.COLUMN:
+        assert isinstance(column, str)
+        return ColCompare(column, name, value)
+    if kind is Operand.D_WITHIN:
+        return d_within(column, pg_type, value, make)
+    is_text = kind is Operand.TEXT or kind is Operand.TEXT_LIST
+    is_list = kind is Operand.LIST or kind is Operand.TEXT_LIST
+    return Compare(column, name, make(value, "text" if is_text else pg_type, is_list=is_list))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from svc.ir.operators import GEO_TYPES, OPERATORS, Form
 from svc.metadata.model import QualifiedName
 from svc.plan.nodes import (
     TRUE,
@@ -44,50 +45,8 @@ from svc.plan.nodes import (
     Typename,
 )
 
-COMPARE_OPS = {
-    "_eq": "=",
-    "_neq": "<>",
-    "_gt": ">",
-    "_lt": "<",
-    "_gte": ">=",
-    "_lte": "<=",
-    "_like": "LIKE",
-    "_nlike": "NOT LIKE",
-    "_ilike": "ILIKE",
-    "_nilike": "NOT ILIKE",
-    "_similar": "SIMILAR TO",
-    "_nsimilar": "NOT SIMILAR TO",
-    "_regex": "~",
-    "_nregex": "!~",
-    "_iregex": "~*",
-    "_niregex": "!~*",
-    "_contains": "@>",
-    "_contained_in": "<@",
-    "_has_key": "?",
-    "_has_keys_any": "?|",
-    "_has_keys_all": "?&",
-}
-# PostGIS operators (geometry and geography): a function of the column and the value.
-POSTGIS_FUNCS = {
-    "_st_contains": "ST_Contains",
-    "_st_crosses": "ST_Crosses",
-    "_st_equals": "ST_Equals",
-    "_st_intersects": "ST_Intersects",
-    "_st_overlaps": "ST_Overlaps",
-    "_st_touches": "ST_Touches",
-    "_st_within": "ST_Within",
-}
-COLUMN_COMPARE_OPS = {
-    "_ceq": "=",
-    "_cne": "<>",
-    "_cneq": "<>",
-    "_cgt": ">",
-    "_clt": "<",
-    "_cgte": ">=",
-    "_clte": "<=",
-}
-GEO_TYPES = frozenset({"geometry", "geography"})
 MAX_IDENT = 63  # Postgres truncates longer identifiers
+D_WITHIN = OPERATORS["_st_d_within"].sql
 
 
 def ident(name: str) -> str:
@@ -200,9 +159,9 @@ class Renderer:
             ]
             if exp.use_spheroid is not None:
                 args.append(self.param(exp.use_spheroid))
-            return f"ST_DWithin({', '.join(args)})"
+            return f"{D_WITHIN}({', '.join(args)})"
         if isinstance(exp, ColCompare):
-            op = COLUMN_COMPARE_OPS[exp.op]
+            op = OPERATORS[exp.op].sql
             return f"{alias}.{ident(exp.column)} {op} {alias}.{ident(exp.other)}"
         if isinstance(exp, Exists):
             inner = self.alias("_x")
@@ -214,14 +173,14 @@ class Renderer:
         raise TypeError(f"unknown boolean expression {exp!r}")
 
     def _compare(self, exp: Compare, alias: str) -> str:
+        # The operator's SQL token and form come from the operator table, never the request.
+        op = OPERATORS[exp.op]
         column = self.column_expr(exp.column, alias)
-        if exp.op == "_in":
-            return f"{column} = ANY({self.param(exp.value)})"
-        if exp.op == "_nin":
-            return f"{column} <> ALL({self.param(exp.value)})"
-        if exp.op in POSTGIS_FUNCS:
-            return f"{POSTGIS_FUNCS[exp.op]}({column}, {self.param(exp.value)})"
-        return f"{column} {COMPARE_OPS[exp.op]} {self.param(exp.value)}"
+        if op.form is Form.QUANTIFIED:
+            return f"{column} {op.sql}({self.param(exp.value)})"
+        if op.form is Form.FUNCTION:
+            return f"{op.sql}({column}, {self.param(exp.value)})"
+        return f"{column} {'NOT ' if op.negated else ''}{op.sql} {self.param(exp.value)}"
 
     @staticmethod
     def join_condition(mapping: tuple[tuple[str, str], ...], outer: str, inner: str) -> str:
