@@ -15,14 +15,12 @@ from msgspec import UNSET
 from msgspec.structs import replace
 
 from svc.ir.model import Ir
+from svc.ir.operators import is_column_operator, typed_operand
 from svc.ir.permissions import is_session_variable
 from svc.metadata.model import Metadata, QualifiedName, Relationship, RelUsing, TableEntry, qualify
 from svc.metadata.permission_model import Permission
 
 PERMISSION_KINDS = ("insert", "select", "update", "delete")
-COLUMN_OPERAND_OPS = frozenset({"_ceq", "_cne", "_cneq", "_cgt", "_clt", "_cgte", "_clte"})
-# Operators whose operand is not a value of the column's type.
-UNTYPED_OPS = frozenset({"_is_null", "_has_key", "_has_keys_any", "_has_keys_all"})
 
 OnColumn = Callable[[QualifiedName, str, Any], str]
 
@@ -57,7 +55,7 @@ def map_filter(exp: Any, table: QualifiedName, ir: Ir, on_column: OnColumn) -> A
             if isinstance(value, dict):
                 value = {
                     k: on_column(table, v, None)
-                    if _op(k) in COLUMN_OPERAND_OPS and isinstance(v, str)
+                    if is_column_operator(_op(k)) and isinstance(v, str)
                     else v
                     for k, v in value.items()
                 }
@@ -246,8 +244,5 @@ def _static(operand: Any) -> bool:
     if not isinstance(operand, dict):
         return not is_session_variable(operand)
     return any(
-        _op(op) not in UNTYPED_OPS
-        and _op(op) not in COLUMN_OPERAND_OPS
-        and not is_session_variable(value)
-        for op, value in operand.items()
+        typed_operand(_op(op)) and not is_session_variable(value) for op, value in operand.items()
     )
