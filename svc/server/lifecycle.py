@@ -124,8 +124,8 @@ def prepare_worker(
     """Install the grace-period-over handler on `loop` (it cancels `in_flight.tasks`, see
     the module docstring) and ask for `SHUTDOWN_CANCEL_SIGNAL` at the parent's death; a
     worker whose parent already died stops at once. `on_stop` runs on the loop when the
-    stop signal (SIGTERM) arrives: closing the websockets (1001), which Granian would
-    otherwise wait for until the grace period ends.
+    stop signal (SIGTERM) arrives, before Granian stops (`stop_after_hook`): closing the
+    websockets with 1001, which Granian would otherwise drop.
 
     Does nothing outside `svc serve` (`serve_parent()` None). Call from the worker's loop
     thread after Granian installed its worker signal handlers (RSGI `__rsgi_init__`, ASGI
@@ -136,8 +136,8 @@ def prepare_worker(
     loop.add_signal_handler(SHUTDOWN_CANCEL_SIGNAL, cancel_requests, in_flight)
     for sig in (signal.SIGTERM, SHUTDOWN_CANCEL_SIGNAL):
         _redeliver_when_running(loop, sig)
-    if on_stop is not None:
-        _also_on_signal(loop, signal.SIGTERM, on_stop)
+    global _on_stop  # read by svc serve's worker SIGTERM handler (svc/cli/shutdown.py)
+    _on_stop = on_stop
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -170,30 +170,33 @@ def _redeliver_when_running(loop: asyncio.AbstractEventLoop, sig: int) -> None:
     signal.signal(sig, handler)
 
 
+#: Seconds a worker's stop waits for `prepare_worker`'s `on_stop` (closing websockets).
+ON_STOP_BOUND_S = 1.0
+_on_stop: Callable[[], Awaitable[None]] | None = None
 _stop_tasks: set[asyncio.Task[None]] = set()
 
 
-def _also_on_signal(
-    loop: asyncio.AbstractEventLoop, sig: int, callback: Callable[[], Awaitable[None]]
-) -> None:
-    """Run `callback()` as a task on `loop` when `sig` arrives, after the handler already
-    installed (Granian's stop, wrapped by `_redeliver_when_running`); once."""
-    installed = signal.getsignal(sig)
-    fired = [False]
+def stop_after_hook(stop: Callable[[], None]) -> None:
+    """Call `stop` (Granian's worker stop, from `svc/cli/shutdown.py`'s SIGTERM handler on
+    the worker's loop) once the `on_stop` given to `prepare_worker` finished, at most
+    `ON_STOP_BOUND_S` later; at once when there is none. Granian drops open websockets
+    when it stops, so their 1001 close frames must be out first."""
+    hook = _on_stop
+    if hook is None:
+        stop()
+        return
 
-    def run() -> None:
-        task = asyncio.ensure_future(callback())
-        _stop_tasks.add(task)
-        task.add_done_callback(_stop_tasks.discard)
+    async def run() -> None:
+        try:
+            await asyncio.wait_for(hook(), ON_STOP_BOUND_S)
+        except Exception as exc:  # the stop must happen whatever the hook did
+            print(f"svc: worker {os.getpid()}: on-stop hook failed: {exc!r}", flush=True)
+        finally:
+            stop()
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if callable(installed):
-            installed(signum, frame)
-        if not fired[0] and not loop.is_closed():
-            fired[0] = True
-            loop.call_soon_threadsafe(run)
-
-    signal.signal(sig, handler)
+    task = asyncio.ensure_future(run())
+    _stop_tasks.add(task)
+    task.add_done_callback(_stop_tasks.discard)
 
 
 def cancel_requests(in_flight: InFlight) -> int:
