@@ -76,6 +76,8 @@ def guard_granian_worker_signals() -> None:
     `svc.server.lifecycle`). Idempotent."""
     import granian._signals as granian_signals
 
+    from svc.server.lifecycle import stop_after_hook
+
     original: Callable[[Any], Any] = granian_signals.set_loop_signals
     if getattr(original, "svc_once", False):
         return
@@ -87,7 +89,8 @@ def guard_granian_worker_signals() -> None:
         def stop() -> None:
             if not fired:
                 fired.append(1)
-                event.set()
+                # websockets are closed (1001) first: Granian drops them when it stops
+                stop_after_hook(event.set)
 
         loop.add_signal_handler(signal.SIGTERM, stop)
         loop.add_signal_handler(signal.SIGINT, _no_op)
