@@ -4,7 +4,8 @@ Granian 2.8.7's RSGI websocket protocol has `accept()` without arguments and `cl
 (its source: the upgrade response is built without a `Sec-WebSocket-Protocol` header, and a
 close after accept sends no status code: clients see 1005). So under RSGI:
 
-- the sub-protocol is chosen from the request as under ASGI but cannot be echoed: clients
+- the sub-protocol cannot be echoed, so the first one the client listed is spoken
+  (`ws_protocol.choose_protocol`, `can_echo=False`: what `gql` assumes); clients
   that require the echo (browsers, npm `ws`, so Apollo Client, urql, graphql-ws and
   subscriptions-transport-ws in Node) refuse the handshake; Python `websockets`, `gql` and
   clients sending no `Sec-WebSocket-Protocol` connect;
@@ -95,8 +96,8 @@ async def serve_rsgi(ctx: WsContext, scope: Any, protocol: Any, graphql_on: bool
         return
     headers = dict(scope.headers.items())
     requested = requested_protocols(headers.get("sec-websocket-protocol"))
-    ws_protocol, echo = choose_protocol(requested)
-    if echo is not None:
+    ws_protocol, _ = choose_protocol(requested, can_echo=False)
+    if requested:
         _warn_no_echo(", ".join(requested))
     transport = await protocol.accept()
     socket = RsgiSocket(protocol, transport)
