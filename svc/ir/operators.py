@@ -50,7 +50,7 @@ class Form(StrEnum):
     INFIX = "infix"  # `c [NOT ]<sql> v`
     QUANTIFIED = "quantified"  # `c <sql>(v)`: sql is `= ANY` / `<> ALL`, v an array
     FUNCTION = "function"  # `<sql>(c, v)`
-    IS_NULL = "is_null"  # `c IS [NOT ]NULL`
+    IS_NULL = "is_null"  # `c IS [NOT ]NULL`, by the operand (`IsNull` node)
     D_WITHIN = "d_within"  # `<sql>(c, from, distance[, use_spheroid])`
     COLUMNS = "columns"  # `c <sql> other_column`
 
@@ -94,7 +94,9 @@ _TABLE = (
     _infix("_lt", "<"),
     _infix("_gte", ">="),
     _infix("_lte", "<="),
-    Operator("_ne", Operand.SCALAR, Applies.ALL, Form.INFIX, "<>", False, True, "_neq"),
+    Operator(
+        "_ne", Operand.SCALAR, Applies.ALL, Form.INFIX, "<>", permission_only=True, canonical="_neq"
+    ),
     Operator("_in", Operand.LIST, Applies.ALL, Form.QUANTIFIED, "= ANY"),
     Operator("_nin", Operand.LIST, Applies.ALL, Form.QUANTIFIED, "<> ALL"),
     Operator("_is_null", Operand.BOOLEAN, Applies.ALL, Form.IS_NULL, "IS NULL"),
