@@ -295,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(asyncio.run(run_size(admin_url, n, args.per_connection, args.writes)))
     report(results)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"subscriptions-{today()}.json"
+    suffix = "" if args.per_connection == 1 else f"-per{args.per_connection}"
+    out = RESULTS / f"subscriptions-{today()}{suffix}.json"
     out.write_text(json.dumps({"date": today(), "results": results}, indent=1) + "\n")
     say(f"wrote {out}")
     return 0
