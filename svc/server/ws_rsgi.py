@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from svc.server.ws_endpoint import ws_route
-from svc.server.ws_protocol import choose_protocol, requested_protocols
+from svc.server.ws_protocol import CLOSE_NORMAL, choose_protocol, requested_protocols
 from svc.server.ws_session import WsContext, WsSession
 
 _warned = False
@@ -101,4 +101,9 @@ async def serve_rsgi(ctx: WsContext, scope: Any, protocol: Any, graphql_on: bool
         _warn_no_echo(", ".join(requested))
     transport = await protocol.accept()
     socket = RsgiSocket(protocol, transport)
-    await WsSession(ctx, socket, ws_protocol, headers, route.legacy).run()
+    try:
+        await WsSession(ctx, socket, ws_protocol, headers, route.legacy).run()
+    finally:
+        # Also after the client's close: until the transport is freed Granian does not
+        # answer it, and the client waits out its close timeout (10 s for websockets).
+        await socket.close(CLOSE_NORMAL, "")
