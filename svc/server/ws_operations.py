@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import svc.server.ws_protocol as wp
 from svc.errors import ErrorCode, SvcError
+from svc.server.session import Session
 from svc.server.ws_protocol import Protocol as WsProtocol
 
 Send = Callable[[bytes], Awaitable[None]]
@@ -86,12 +87,12 @@ class Operations:
         return None
 
     def start(
-        self, op_id: str, payload: dict[str, Any], engine: Subscriber, role: str, session: Any
+        self, op_id: str, payload: dict[str, Any], engine: Subscriber, session: Session
     ) -> None:
         """Register `op_id` and run it in its own task (the reader keeps reading)."""
         op = _Op(op_id)
         self.ops[op_id] = op
-        op.task = asyncio.ensure_future(self._run(op, payload, engine, role, session))
+        op.task = asyncio.ensure_future(self._run(op, payload, engine, session))
 
     async def stop(self, op_id: str) -> None:
         """The client's `stop`/`complete`: nothing more is sent for `op_id`."""
@@ -109,19 +110,23 @@ class Operations:
         op.stopped = True
         if op.handle is not None:
             await op.handle.stop()
-        elif op.task is not None and not op.task.done():
-            op.task.cancel()  # still inside Engine.subscribe
+        # Still inside Engine.subscribe, or waiting for a `done` a stopped subscription
+        # never sets: the task would wait forever.
+        if op.task is not None and not op.task.done() and op.task is not asyncio.current_task():
+            op.task.cancel()
 
     def _live(self, op: _Op) -> bool:
         return self.ops.get(op.id) is op
 
     async def _run(
-        self, op: _Op, payload: dict[str, Any], engine: Subscriber, role: str, session: Any
+        self, op: _Op, payload: dict[str, Any], engine: Subscriber, session: Session
     ) -> None:
         try:
-            handle = await engine.subscribe(payload, role, session, self._pusher(op))
+            handle = await engine.subscribe(
+                payload, session.role, session.variables, self._pusher(op)
+            )
         except SvcError as exc:
-            await self._pre_execution_error(op, exc, admin=role == "admin")
+            await self._pre_execution_error(op, exc, admin=session.is_admin)
             return
         except asyncio.CancelledError:
             return

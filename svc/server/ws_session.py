@@ -281,7 +281,7 @@ class WsSession:
         if problem is not None or not isinstance(auth, Session) or engine is None:
             await self._start_failed(msg.id, problem or "")
             return
-        self.ops.start(msg.id, msg.payload, engine, auth.role, auth.variables)
+        self.ops.start(msg.id, msg.payload, engine, auth)
 
     async def _start_failed(self, op_id: str, message: str) -> None:
         err = SvcError(ErrorCode.START_FAILED, message)
