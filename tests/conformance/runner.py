@@ -37,7 +37,9 @@ from urllib.parse import urlsplit
 import httpx
 import yaml
 
+from tests import fixture_servers
 from tests.conformance.statement_log import StatementLog
+from tests.fixture_servers import CORPUS_ENV
 from tests.support import SHARED, ServerProcess, create_database
 
 CORPUS = SHARED / "conformance"
@@ -461,7 +463,7 @@ class _Engine:
         self.broken = False
         database = create_database(self.pg_url, prefix="conf")
         self.statement_log.enable(database)
-        self.server = ServerProcess(database, *SERVER_ARGS)
+        self.server = ServerProcess(database, *SERVER_ARGS, env=CORPUS_ENV)
         clear_db = CORPUS / "clear_db.yaml"
         if clear_db.is_file():
             problem = self.post_body(clear_db)
@@ -614,12 +616,13 @@ def run_corpus(pg_url: str, suites: list[Suite] | None = None) -> RunResult:
     suites = discover() if suites is None else suites
     results: dict[str, str] = {}
     notes: list[tuple[str, str]] = []
-    engine = _Engine(pg_url, notes)
-    try:
-        for suite in suites:
-            _Suite(engine, suite, results).run()
-    finally:
-        engine.stop()
+    with fixture_servers.running():
+        engine = _Engine(pg_url, notes)
+        try:
+            for suite in suites:
+                _Suite(engine, suite, results).run()
+        finally:
+            engine.stop()
     if engine.restarts:
         notes.append((".", f"{engine.restarts} fresh database + server restart(s)"))
     dirs = {s.rel: s.ids for s in suites}
