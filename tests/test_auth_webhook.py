@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ import pytest
 from svc.errors import SvcError
 from svc.server.session import ROLE_NOT_FOUND, parse_expires, parse_max_age
 from svc.server.webhook_auth import INVALID_RESPONSE, REQUEST_FAILED, UNAUTHORIZED, AuthWebhook
+from tests.http_fixture import HttpFixture, Recorded, Reply, Route
 from tests.support import ServerProcess, create_database, free_port
 
 SECRET = "s3cret"
@@ -111,65 +111,34 @@ def _answer(kind: str) -> tuple[int, bytes, dict[str, str]]:
     return 200, json.dumps(user).encode(), head
 
 
-def _handler(hook: Hook) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        wbufsize = 1 << 16  # head and body leave in one write (no delayed-ACK stalls)
+def _route(hook: Hook) -> Route:
+    """The `/auth` route: records the request under its token, answers per token kind."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    def answer(req: Recorded) -> Reply:
+        body = json.loads(req.body) if req.body else None
+        headers = list(req.headers.items())
+        source = req.headers if req.method == "GET" else body["headers"]
+        token = source.get("authorization", "").removeprefix("Bearer ")
+        seen = {"token": token, "method": req.method, "path": req.path, "headers": headers}
+        hook.record(token, seen | {"body": body})
+        kind = token.split("#")[0]
+        if kind == "hangup":  # no answer at all
+            return Reply(hang_up=True)
+        delay = SLOW_SECONDS if kind == "slow" else 0.0
+        status, payload, extra = _answer("user-1" if kind == "slow" else kind)
+        headers_out = {"Content-Type": "application/json", **extra}
+        return Reply(status, payload, headers_out, delay=delay)
 
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            body = json.loads(raw) if raw else None
-            headers = [(k.lower(), v) for k, v in self.headers.items()]
-            source = dict(headers) if self.command == "GET" else body["headers"]
-            token = source.get("authorization", "").removeprefix("Bearer ")
-            hook.record(
-                token,
-                {"token": token, "method": self.command, "path": self.path, "headers": headers}
-                | {"body": body},
-            )
-            kind = token.split("#")[0]
-            if kind == "hangup":  # no answer at all
-                self.close_connection = True
-                return
-            if kind == "slow":
-                time.sleep(SLOW_SECONDS)
-                kind = "user-1"
-            status, payload, extra = _answer(kind)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except OSError:  # the client gave up (timeout tests)
-                self.close_connection = True
-
-        do_GET = _serve
-        do_POST = _serve
-
-    return Handler
+    return answer
 
 
 @pytest.fixture(scope="module")
 def hook_server() -> Iterator[Hook]:
     hook = Hook()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hook))
-    server.daemon_threads = True
-    server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    hook.url = f"http://127.0.0.1:{server.server_address[1]}/auth?src=svc"
-    try:
+    with HttpFixture() as srv:
+        srv.route("/auth", _route(hook))
+        hook.url = srv.url("/auth?src=svc")
         yield hook
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
