@@ -47,6 +47,8 @@ class ErrorCode(StrEnum):
     PERMISSION_ERROR = "permission-error"
     POSTGRES_ERROR = "postgres-error"
     RATE_LIMIT_EXCEEDED = "rate-limit-exceeded"
+    REMOTE_SCHEMA_CONFLICTS = "remote-schema-conflicts"  # issue 17
+    REMOTE_SCHEMA_ERROR = "remote-schema-error"  # issue 17: a remote's answer or schema
     START_FAILED = "start-failed"  # a websocket operation that cannot start (issue 13)
     UNEXPECTED = "unexpected"
     UNEXPECTED_PAYLOAD = "unexpected-payload"
