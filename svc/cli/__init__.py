@@ -15,109 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from svc.cli.serve_options import add_serve_options, export_serve_options
 from svc.version import VERSION
 
 
 def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("serve", help="run the GraphQL server")
-    p.add_argument(
-        "--database-url",
-        help="Postgres URL (SVC_GRAPHQL_DATABASE_URL); omitted: an embedded Postgres",
-    )
-    p.add_argument("--server-host", help="address to bind (SVC_GRAPHQL_SERVER_HOST, 0.0.0.0)")
-    p.add_argument("--server-port", type=int, help="port (SVC_GRAPHQL_SERVER_PORT, 8080)")
-    p.add_argument(
-        "--workers",
-        type=int,
-        help="worker processes (SVC_GRAPHQL_SERVER_WORKERS, default: CPU count)",
-    )
-    p.add_argument("--admin-secret", help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)")
-    p.add_argument(
-        "--admin-secrets",
-        help="JSON list of admin secrets, for rotation (SVC_GRAPHQL_ADMIN_SECRETS)",
-    )
-    p.add_argument("--unauthorized-role", help="role for requests without credentials")
-    p.add_argument("--auth-hook", help="auth webhook URL (SVC_GRAPHQL_AUTH_HOOK)")
-    p.add_argument(
-        "--auth-hook-mode",
-        choices=["GET", "POST"],
-        help="auth webhook method (SVC_GRAPHQL_AUTH_HOOK_MODE, GET)",
-    )
-    p.add_argument("--jwt-secret", help="JWT configuration, JSON (SVC_GRAPHQL_JWT_SECRET)")
-    p.add_argument(
-        "--enable-allowlist",
-        action="store_true",
-        default=None,
-        help="non-admin GraphQL requests must be allow-listed (SVC_GRAPHQL_ENABLE_ALLOWLIST)",
-    )
-    p.add_argument("--enabled-apis", help="comma-separated: graphql,metadata,config,pgdump")
-    p.add_argument(
-        "--stringify-numeric-types",
-        action="store_true",
-        default=None,
-        help="return bigint, numeric and double precision values as strings",
-    )
-    p.add_argument(
-        "--server-interface",
-        choices=["rsgi", "asgi"],
-        help="Granian interface (SVC_GRAPHQL_SERVER_INTERFACE, rsgi: fastest; asgi reads "
-        "non-ASCII header values, which Granian's RSGI drops)",
-    )
-    p.add_argument(
-        "--infer-function-permissions",
-        choices=["true", "false"],
-        help="a role may call a function whose table it may select "
-        "(SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS, true)",
-    )
-    p.add_argument("--data-dir", help="embedded Postgres data folder (default ./.svc/pgdata)")
-    p.add_argument(
-        "--graceful-shutdown-timeout",
-        type=float,
-        help="seconds in-flight requests get after SIGTERM or Ctrl-C before they are "
-        "cancelled (SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT, 30)",
-    )
-    p.add_argument(
-        "--default-depth-limit",
-        type=int,
-        help="deepest nesting of fields with selections when metadata sets no depth_limit "
-        "(SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT, 20; 0: none)",
-    )
-    p.add_argument(
-        "--default-node-limit",
-        type=int,
-        help="most fields with selections in one operation when metadata sets no node_limit "
-        "(SVC_GRAPHQL_DEFAULT_NODE_LIMIT, 500; 0: none)",
-    )
-    p.add_argument(
-        "--statement-timeout",
-        type=float,
-        help="seconds a GraphQL statement may run unless the role's time_limit says "
-        "otherwise; 0: no limit (SVC_GRAPHQL_STATEMENT_TIMEOUT, 60)",
-    )
-    p.add_argument(
-        "--plan-cache-bytes",
-        type=int,
-        help="bytes of cached plans and answers per worker, least recently used evicted "
-        "first (SVC_GRAPHQL_PLAN_CACHE_BYTES, 67108864 = 64 MiB)",
-    )
-    p.add_argument(
-        "--max-body-size",
-        type=int,
-        help="largest request body in bytes; larger ones get 413 "
-        "(SVC_GRAPHQL_MAX_BODY_SIZE, 33554432 = 32 MiB)",
-    )
-    p.add_argument(
-        "--live-queries-multiplexed-refetch-interval",
-        type=int,
-        help="milliseconds between two polls of a live query "
-        "(SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL, 1000)",
-    )
-    p.add_argument(
-        "--live-queries-multiplexed-batch-size",
-        type=int,
-        help="live-query cohorts answered by one statement "
-        "(SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE, 100)",
-    )
+    add_serve_options(sub.add_parser("serve", help="run the GraphQL server"))
 
 
 def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -190,41 +93,6 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args)
 
 
-def _export_options(args: argparse.Namespace) -> None:
-    """Options become `SVC_GRAPHQL_*` variables, which every Granian worker reads."""
-    mapping = {
-        "database_url": "SVC_GRAPHQL_DATABASE_URL",
-        "server_host": "SVC_GRAPHQL_SERVER_HOST",
-        "server_port": "SVC_GRAPHQL_SERVER_PORT",
-        "workers": "SVC_GRAPHQL_SERVER_WORKERS",
-        "admin_secret": "SVC_GRAPHQL_ADMIN_SECRET",
-        "admin_secrets": "SVC_GRAPHQL_ADMIN_SECRETS",
-        "unauthorized_role": "SVC_GRAPHQL_UNAUTHORIZED_ROLE",
-        "auth_hook": "SVC_GRAPHQL_AUTH_HOOK",
-        "auth_hook_mode": "SVC_GRAPHQL_AUTH_HOOK_MODE",
-        "jwt_secret": "SVC_GRAPHQL_JWT_SECRET",
-        "enable_allowlist": "SVC_GRAPHQL_ENABLE_ALLOWLIST",
-        "enabled_apis": "SVC_GRAPHQL_ENABLED_APIS",
-        "stringify_numeric_types": "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
-        "server_interface": "SVC_GRAPHQL_SERVER_INTERFACE",
-        "infer_function_permissions": "SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS",
-        "graceful_shutdown_timeout": "SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT",
-        "default_depth_limit": "SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT",
-        "default_node_limit": "SVC_GRAPHQL_DEFAULT_NODE_LIMIT",
-        "statement_timeout": "SVC_GRAPHQL_STATEMENT_TIMEOUT",
-        "plan_cache_bytes": "SVC_GRAPHQL_PLAN_CACHE_BYTES",
-        "max_body_size": "SVC_GRAPHQL_MAX_BODY_SIZE",
-        "live_queries_multiplexed_refetch_interval": (
-            "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL"
-        ),
-        "live_queries_multiplexed_batch_size": "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE",
-    }
-    for attr, var in mapping.items():
-        value = getattr(args, attr, None)
-        if value is not None:
-            os.environ[var] = str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def _fixed_mmap_threshold() -> None:
     """glibc: allocations of 128 KiB and more get their own mapping, returned to the system
     when freed (`mallopt(M_MMAP_THRESHOLD)`, inherited by the forked workers). By default
@@ -272,31 +140,22 @@ def serve(args: argparse.Namespace) -> int:
     alive `CANCEL_WINDOW_S` later. The embedded Postgres is stopped whatever happened
     (`finally`, signals ignored meanwhile). Returns 0, or 130 when a second signal
     interrupted the start; Granian exits 1 itself when a worker died unexpectedly."""
-    from granian import Granian
-    from granian.constants import Interfaces, Loops
-
     from svc.api import shared_version
     from svc.api.limits import create_rate_file
-    from svc.cli.shutdown import (
-        ShutdownSignals,
-        granian_worker_pids,
-        guard_granian_worker_signals,
-        kill_timeout,
-    )
+    from svc.cli.shutdown import ShutdownSignals, granian_worker_pids
     from svc.config import Config
-    from svc.embedded import EmbeddedPostgres, default_data_dir
 
-    _export_options(args)
+    export_serve_options(args)
     _fixed_mmap_threshold()
     config = Config.from_env()
-    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "rsgi").lower() == "asgi"
     # Workers recognise their parent by this (svc.server.lifecycle): only workers of
     # `svc serve` take part in its bounded shutdown.
     os.environ["SVC_GRAPHQL_SERVE_PID"] = str(os.getpid())
-    grace = config.graceful_shutdown_timeout
     server: Any = None
     signals = ShutdownSignals(
-        grace, lambda: granian_worker_pids(server), lambda m: print(f"svc: {m}", flush=True)
+        config.graceful_shutdown_timeout,
+        lambda: granian_worker_pids(server),
+        lambda m: print(f"svc: {m}", flush=True),
     )
     signals.defer()  # until Granian's handlers are in place (svc/cli/shutdown.py)
     embedded = None
@@ -304,11 +163,7 @@ def serve(args: argparse.Namespace) -> int:
     rate_file: str | None = None
     try:
         if not config.database_url:
-            data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-            print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
-            embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
-            os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
-            print(f"svc: embedded Postgres at {embedded.url}", flush=True)
+            embedded = _start_embedded(args)
         if signals.early:  # SIGINT/SIGTERM while the embedded Postgres started
             return 0
         problem = _database_problem(os.environ.get("SVC_GRAPHQL_DATABASE_URL", ""))
@@ -321,24 +176,9 @@ def serve(args: argparse.Namespace) -> int:
         rate_file = create_rate_file()
         os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
-        server = Granian(
-            # RSGI and uvloop: measured fastest in bench/ (ARCHITECTURE.md); the ASGI app
-            # `svc.server.app:create_app` serves the same routes under any ASGI server.
-            f"svc.server.{'app' if asgi else 'rsgi'}:create_app",
-            address=config.host,
-            port=config.port,
-            interface=Interfaces.ASGI if asgi else Interfaces.RSGI,
-            loop=Loops.uvloop,
-            workers=config.workers,
-            factory=True,
-            log_access=False,
-            # A worker still alive this long after SIGTERM is killed: nothing can hang
-            # the shutdown (in-flight requests are cancelled at `grace`).
-            workers_kill_timeout=kill_timeout(grace),
-        )
+        server = _granian(config)
         server.on_startup(lambda: signals.install(server.signal_handler_interrupt))
-        guard_granian_worker_signals()
-        server.serve()
+        _serve_forever(server)
     except KeyboardInterrupt:  # a second signal before Granian took over
         print("svc: interrupted", flush=True)
         return 130
@@ -353,6 +193,52 @@ def serve(args: argparse.Namespace) -> int:
             if embedded is not None:
                 embedded.stop()
     return 0
+
+
+def _start_embedded(args: argparse.Namespace) -> Any:
+    """Start the embedded Postgres (`--data-dir`, default `./.svc/pgdata`) and export its
+    URL as `SVC_GRAPHQL_DATABASE_URL`; returns the running `EmbeddedPostgres`."""
+    from svc.embedded import EmbeddedPostgres, default_data_dir
+
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
+    embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
+    os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
+    print(f"svc: embedded Postgres at {embedded.url}", flush=True)
+    return embedded
+
+
+def _granian(config: Any) -> Any:
+    """The Granian server for `config` (interface from `SVC_GRAPHQL_SERVER_INTERFACE`)."""
+    from granian import Granian
+    from granian.constants import Interfaces, Loops
+
+    from svc.cli.shutdown import kill_timeout
+
+    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "rsgi").lower() == "asgi"
+    return Granian(
+        # RSGI and uvloop: measured fastest in bench/ (ARCHITECTURE.md); the ASGI app
+        # `svc.server.app:create_app` serves the same routes under any ASGI server.
+        f"svc.server.{'app' if asgi else 'rsgi'}:create_app",
+        address=config.host,
+        port=config.port,
+        interface=Interfaces.ASGI if asgi else Interfaces.RSGI,
+        loop=Loops.uvloop,
+        workers=config.workers,
+        factory=True,
+        log_access=False,
+        # A worker still alive this long after SIGTERM is killed: nothing can hang
+        # the shutdown (in-flight requests are cancelled at `grace`).
+        workers_kill_timeout=kill_timeout(config.graceful_shutdown_timeout),
+    )
+
+
+def _serve_forever(server: Any) -> None:
+    """Serve until Granian stops (its workers' signals guarded: svc/cli/shutdown.py)."""
+    from svc.cli.shutdown import guard_granian_worker_signals
+
+    guard_granian_worker_signals()
+    server.serve()
 
 
 if __name__ == "__main__":
