@@ -106,6 +106,12 @@ class SvcError(Exception):
         return {"extensions": ext, "message": self.message}
 
 
+class TransportError(SvcError):
+    """An error about how a request reached svc, not about its operation: GraphQL
+    endpoints, which answer operation errors with HTTP 200, answer it with its own
+    `status` (a subscription sent over HTTP POST: 400 `unexpected-payload`, issue 13)."""
+
+
 def not_exists(message: str, path: str = "$.args") -> SvcError:
     """400 `not-exists` (spec section 7)."""
     return SvcError(ErrorCode.NOT_EXISTS, message, path=path)
