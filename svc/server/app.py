@@ -27,7 +27,7 @@ from svc.api.engine import Engine
 from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
 from svc.config import Config
-from svc.errors import ErrorCode, SvcError
+from svc.errors import ErrorCode, SvcError, TransportError
 from svc.server.auth import Authenticator, Session
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.server.ws_asgi import serve_asgi
@@ -56,7 +56,7 @@ INCONSISTENT = "inconsistent objects in schema"
 DRAIN_BYTES = 64 * 1024 * 1024
 
 
-class HttpError(SvcError):
+class HttpError(TransportError):
     """An error about the HTTP request itself (body too large, duplicate credential
     headers, a body nested too deeply): its status applies on GraphQL endpoints too, which
     otherwise answer errors with HTTP 200."""
@@ -325,7 +325,7 @@ class App:
         if path in GRAPHQL_PATHS:
             body = _encode({"errors": [exc.to_graphql_error()]})
             keeps_status = (
-                isinstance(exc, HttpError)
+                isinstance(exc, TransportError)
                 or exc.status >= 500
                 or exc.code in (ErrorCode.INVALID_JSON, ErrorCode.NOT_FOUND)
             )
