@@ -52,7 +52,7 @@ from svc.api.limits import (
 from svc.api.mutation import execute_mutation
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
-from svc.errors import ErrorCode, SvcError, validation_failed
+from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
 from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.ir.role_view import is_admin
@@ -416,15 +416,20 @@ class GraphQLService:
         *,
         body: bytes | None = None,
         client: str | None = None,
+        batch: bool = False,
     ) -> bytes:
         """The response body (`{"data": …}` or `{"errors": […]}`) for one request object.
         `body`, the request's bytes when `raw` is the whole request, lets a query be
         answered again from those bytes alone (`answer_again`); `client` is the client's
-        address, for rate limits per IP."""
+        address, for rate limits per IP. A `TransportError` (a subscription) is raised
+        for the server to answer with its status, except in a `batch` (Hasura answers a
+        batch's items one by one)."""
         try:
             req = decode_request(raw)
             return await self.run(state, role, session, req, body=body, client=client)
         except SvcError as exc:
+            if isinstance(exc, TransportError) and not batch:
+                raise
             return _errors_body(exc, role)
 
     async def answer_again(
@@ -485,7 +490,7 @@ class GraphQLService:
         kind = prepared.operation.operation
         if kind != OperationType.QUERY:
             if kind == OperationType.SUBSCRIPTION:  # Hasura's runGQ refuses them alike
-                raise SvcError(
+                raise TransportError(
                     ErrorCode.UNEXPECTED_PAYLOAD,
                     "subscriptions are not supported over HTTP, use websockets instead",
                 )
