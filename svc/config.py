@@ -64,6 +64,19 @@ def _positive(env: dict[str, str], name: str, default: int) -> int:
     return value
 
 
+LOG_LEVELS = ("debug", "info", "warn", "error")
+
+
+def _log_level(raw: str | None) -> str:
+    """`SVC_GRAPHQL_LOG_LEVEL`: one of `LOG_LEVELS` (`warning` reads as `warn`), `info`
+    when unset. Raises ValueError otherwise."""
+    level = (raw or "info").strip().lower()
+    level = "warn" if level == "warning" else level
+    if level not in LOG_LEVELS:
+        raise ValueError(f"SVC_GRAPHQL_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
 #: The signal `svc serve` sends its workers when the graceful-shutdown period is over:
 #: they cancel what is still running (svc/cli/shutdown.py, svc/server/app.py).
 SHUTDOWN_CANCEL_SIGNAL = signal.SIGUSR1
@@ -118,6 +131,11 @@ class Config:
     # (`--live-queries-multiplexed-batch-size`); the reference's defaults.
     live_queries_refetch_interval: int = 1000
     live_queries_batch_size: int = 100
+    # Issue 18 (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
+    # the lowest level of log lines written, and whether `/console` serves GraphiQL.
+    metrics_secret: str = ""
+    log_level: str = "info"
+    enable_console: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -159,6 +177,9 @@ class Config:
             "live_queries_batch_size": _positive(
                 e, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE", 100
             ),
+            "metrics_secret": e.get("SVC_GRAPHQL_METRICS_SECRET", ""),
+            "log_level": _log_level(e.get("SVC_GRAPHQL_LOG_LEVEL")),
+            "enable_console": _bool(e.get("SVC_GRAPHQL_ENABLE_CONSOLE")),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
