@@ -50,6 +50,7 @@ from svc.api.limits import (
     role_limits,
 )
 from svc.api.mutation import execute_mutation
+from svc.api.remote_exec import run_remote
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
@@ -487,6 +488,10 @@ class GraphQLService:
         if prepared is None:
             prepared = await self._prepare(state, role, req, key)
         limits.check(prepared.measured, role)
+        if state.metadata.remote_schemas:  # issue 17: remote root fields and relationships
+            answer = await run_remote(self, state, role, session, req, prepared, limits.timeout)
+            if answer is not None:
+                return answer
         kind = prepared.operation.operation
         if kind != OperationType.QUERY:
             if kind == OperationType.SUBSCRIPTION:  # Hasura's runGQ refuses them alike
