@@ -1,0 +1,237 @@
+"""`GET /v1/metrics`: Prometheus text format (prometheus-client), issue 18.
+
+What is counted (every name starts `svc_`):
+
+| metric | kind | labels |
+|---|---|---|
+| `svc_http_requests_total` | counter | endpoint, operation_type, status |
+| `svc_http_request_duration_seconds` | histogram | endpoint, operation_type |
+| `svc_errors_total` | counter | endpoint, code (the `SvcError` code answered) |
+| `svc_postgres_connections` | gauge (sum over workers) | state: `open`, `in_use` |
+| `svc_schema_build_seconds` | histogram | stage: `schema` (one role's GraphQL schema), `ir` |
+| `svc_metadata_resource_version` | gauge (max over workers) | |
+| `svc_metadata_inconsistent_objects` | gauge (max over workers) | |
+| `svc_websocket_connections`, `svc_websocket_operations` | gauge (sum) | |
+| `svc_live_queries`, `svc_live_cohorts`, `svc_live_subscribers` | gauge (sum) | |
+
+`endpoint` is the route (`/v1/graphql`, `/v1/metadata`, `/api/rest`, `/console`, …; any
+other path is `other`, so a scanner cannot grow the label set); `operation_type` is
+`query`, `mutation`, `subscription` or `batch` on the GraphQL endpoints, "" elsewhere.
+
+Many workers: `svc serve` points `PROMETHEUS_MULTIPROC_DIR` at a fresh folder before
+Granian starts its workers; each worker then writes its values to memory-mapped files
+there (prometheus-client's multiprocess mode) and a scrape, whichever worker answers it,
+merges every worker's files. Without the variable (the app under another server, tests in
+process) the values are this process's own. Gauges are sampled every `SAMPLE_SECONDS` in
+each worker (and by the worker answering a scrape), so a sum over workers lags by at most
+that much.
+
+Access: with `--metrics-secret` the request must carry `Authorization: Bearer <secret>`
+(the reference's `HASURA_GRAPHQL_METRICS_SECRET`); otherwise, when an admin secret is set,
+an admin session; otherwise anyone. Refused: 401 `access-denied`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    values,
+)
+
+from svc.errors import ErrorCode, SvcError
+from svc.server.metric_labels import GRAPHQL_ENDPOINTS, endpoint_label, error_code
+from svc.timings import listen
+
+if TYPE_CHECKING:
+    from svc.server.app import App, Request
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+SAMPLE_SECONDS = 2.0
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+BUILD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+def _multiprocess_dir() -> str | None:
+    """`PROMETHEUS_MULTIPROC_DIR` when it names a folder; multiprocess values are then
+    switched on even if prometheus-client was imported before the variable was set."""
+    folder = os.environ.get(MULTIPROC_ENV)
+    if not folder or not os.path.isdir(folder):
+        return None
+    if values.ValueClass is values.MutexValue:
+        values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
+    return folder
+
+
+class Metrics:
+    """The metrics of one app (one per worker process). `observe` counts a request,
+    `answer` serves a scrape, `close` ends the sampler and drops this process's live
+    gauges. Created in the app's constructor; the sampler starts with the first request."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.secret = app.config.metrics_secret
+        self.folder = _multiprocess_dir()
+        # Multiprocess mode: the values live in files, not in a registry of this process.
+        self.registry = None if self.folder is not None else CollectorRegistry()
+        self._children: dict[tuple[str, ...], tuple[Any, Any]] = {}
+        self._sampler: asyncio.Task[None] | None = None
+        self._declare(self.registry)
+        self._unlisten = listen(self._timing)
+
+    def _declare(self, reg: CollectorRegistry | None) -> None:
+        self.requests = Counter(
+            "svc_http_requests",
+            "HTTP requests answered, by endpoint, GraphQL operation type and status",
+            ("endpoint", "operation_type", "status"),
+            registry=reg,
+        )
+        self.latency = Histogram(
+            "svc_http_request_duration_seconds",
+            "Seconds from routing a request to its answer",
+            ("endpoint", "operation_type"),
+            buckets=LATENCY_BUCKETS,
+            registry=reg,
+        )
+        self.errors = Counter(
+            "svc_errors",
+            "Error answers by endpoint and error code",
+            ("endpoint", "code"),
+            registry=reg,
+        )
+        self.build = Histogram(
+            "svc_schema_build_seconds",
+            "Seconds to build one role's GraphQL schema (stage=schema) or the IR (stage=ir)",
+            ("stage",),
+            buckets=BUILD_BUCKETS,
+            registry=reg,
+        )
+        gauge = _gauges(reg)
+        self.connections = gauge("svc_postgres_connections", "Postgres connections", "livesum")
+        self.version = gauge("svc_metadata_resource_version", "Metadata version served", "livemax")
+        self.inconsistent = gauge(
+            "svc_metadata_inconsistent_objects", "Inconsistent metadata objects", "livemax"
+        )
+        self.ws_connections = gauge("svc_websocket_connections", "Open websockets", "livesum")
+        self.ws_operations = gauge(
+            "svc_websocket_operations", "Operations running on websockets", "livesum"
+        )
+        self.live_queries = gauge("svc_live_queries", "Distinct live queries polled", "livesum")
+        self.cohorts = gauge("svc_live_cohorts", "Live-query cohorts", "livesum")
+        self.subscribers = gauge("svc_live_subscribers", "Live-query subscribers", "livesum")
+
+    def observe(self, request: Request, status: int, payload: bytes, seconds: float) -> None:
+        """Count one answered request: `status`, its `payload` (a GraphQL error answer's
+        code is read from it), `seconds` it took."""
+        endpoint = endpoint_label(request.path)
+        op = request.operation if endpoint in GRAPHQL_ENDPOINTS else ""
+        key = (endpoint, op, str(status))
+        children = self._children.get(key)
+        if children is None:
+            children = (self.requests.labels(*key), self.latency.labels(endpoint, op))
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+        code = request.error.get("code") if request.error else None
+        if code is None and endpoint in GRAPHQL_ENDPOINTS:
+            code = error_code(payload)
+        if code is not None:
+            self.errors.labels(endpoint, str(code)).inc()
+        if self._sampler is None:
+            self._start_sampler()
+
+    def _timing(self, name: str, seconds: float) -> None:
+        if name in ("schema_build", "ir_build"):
+            self.build.labels(name.partition("_")[0]).observe(seconds)
+
+    def _start_sampler(self) -> None:
+        try:
+            self._sampler = asyncio.get_running_loop().create_task(self._sample_forever())
+        except RuntimeError:  # no loop (a test calling observe directly): scrape samples
+            return
+
+    async def _sample_forever(self) -> None:
+        while True:
+            self.sample()
+            await asyncio.sleep(SAMPLE_SECONDS)
+
+    def sample(self) -> None:
+        """Set the gauges from the engine and the open websockets now."""
+        sessions = list(self.app.ws.sessions)
+        self.ws_connections.set(len(sessions))
+        self.ws_operations.set(sum(len(s.ops) for s in sessions))
+        engine = self.app.engine
+        if engine is None:
+            return
+        stats = engine.stats()
+        self.connections.labels("open").set(stats.connections_open)
+        self.connections.labels("in_use").set(stats.connections_in_use)
+        self.version.set(stats.metadata_version)
+        self.inconsistent.set(stats.inconsistent_objects)
+        self.live_queries.set(stats.live_queries)
+        self.cohorts.set(stats.cohorts)
+        self.subscribers.set(stats.subscribers)
+
+    async def answer(self, headers: dict[str, str]) -> tuple[int, bytes, list[tuple[str, str]]]:
+        """`GET /v1/metrics`: (200, Prometheus text, content type). Raises 401
+        `access-denied` when the request may not read them (module docstring)."""
+        await self._authorize(headers)
+        self.sample()
+        if self.folder is not None:
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry, path=self.folder)  # type: ignore[no-untyped-call]
+            body = await asyncio.to_thread(generate_latest, registry)
+        else:
+            assert self.registry is not None
+            body = generate_latest(self.registry)
+        return 200, body, [("content-type", CONTENT_TYPE_LATEST)]
+
+    async def _authorize(self, headers: dict[str, str]) -> None:
+        if self.secret:
+            given = headers.get("authorization", "")
+            scheme, _, token = given.partition(" ")
+            if scheme.lower() == "bearer" and hmac.compare_digest(
+                token.strip().encode(), self.secret.encode()
+            ):
+                return
+            raise NEEDS_SECRET
+        if self.app.config.admin_secrets and not (await self.app.auth.session(headers)).is_admin:
+            raise ADMIN_ONLY
+
+    def close(self) -> None:
+        """Stop sampling; in multiprocess mode drop this process's live gauges (a stopped
+        worker no longer counts in sums and maxima)."""
+        self._unlisten()
+        if self._sampler is not None:
+            self._sampler.cancel()
+            self._sampler = None
+        if self.folder is not None:
+            multiprocess.mark_process_dead(os.getpid(), self.folder)  # type: ignore[no-untyped-call]
+
+
+NEEDS_SECRET = SvcError(
+    ErrorCode.ACCESS_DENIED, "metrics need Authorization: Bearer <metrics secret>", status=401
+)
+ADMIN_ONLY = SvcError(ErrorCode.ACCESS_DENIED, "restricted access : admin only", status=401)
+
+
+def _gauges(reg: CollectorRegistry | None) -> Callable[..., Any]:
+    """A gauge maker for `reg`: `(name, help, multiprocess_mode)`; `svc_postgres_connections`
+    gets its `state` label."""
+
+    def make(name: str, doc: str, mode: Literal["livesum", "livemax"]) -> Gauge:
+        labels = ("state",) if name == "svc_postgres_connections" else ()
+        return Gauge(name, doc, labels, registry=reg, multiprocess_mode=mode)
+
+    return make
