@@ -29,7 +29,10 @@ from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError, TransportError
 from svc.server.auth import Authenticator, Session
+from svc.server.console import answer as answer_console
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
+from svc.server.metric_labels import operation_type
+from svc.server.metrics import Metrics
 from svc.server.ws_asgi import serve_asgi
 from svc.server.ws_operations import Subscriber
 from svc.server.ws_session import WsContext, WsSettings
@@ -122,6 +125,7 @@ class Request:
     request_id: str = ""
     duplicates: tuple[str, ...] = ()
     error: dict[str, Any] | None = None
+    operation: str = ""  # GraphQL operation type, for /v1/metrics
 
 
 Response = tuple[int, bytes, list[tuple[str, str]]]
@@ -140,6 +144,7 @@ class App:
         self.in_flight = InFlight()
         # Websocket connections (issue 13): closed with 1001 when the worker stops.
         self.ws = WsContext(self.auth, self._subscriber, WsSettings.from_env(config))
+        self.metrics = Metrics(self)  # /v1/metrics (issue 18)
 
     def _subscriber(self) -> Subscriber | None:
         """The engine, as the websocket transport calls it (None while it starts)."""
@@ -188,6 +193,7 @@ class App:
             self.engine = None
         await self.health.close()
         await self.auth.close()
+        self.metrics.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI: the body is read first (bounded by `--max-body-size`), then a watcher
@@ -249,7 +255,9 @@ class App:
         its request id, error code, message and, for an unexpected exception, the
         traceback."""
         error = request.error
-        if self.config.log_requests or (error is not None and status >= 500):
+        if (self.config.log_requests and self.config.log_level in ("debug", "info")) or (
+            error is not None and status >= 500
+        ):
             entry: dict[str, Any] = {
                 "type": "http-log",
                 "level": "error" if status >= 500 else "info",
@@ -276,6 +284,7 @@ class App:
     async def handle(self, request: Request) -> Response:
         """Route one request; returns (status, body, headers), never raises except on
         cancellation. Headers include `x-request-id`."""
+        started = time.perf_counter()
         with self.in_flight:
             try:
                 status, payload, headers = await self._route(request)
@@ -287,6 +296,7 @@ class App:
                 if not self.in_flight.stopping:  # e.g. the client went away
                     raise
                 status, payload, headers = self._error(request, SHUTTING_DOWN)
+        self.metrics.observe(request, status, payload, time.perf_counter() - started)
         return status, payload, [*headers, ("x-request-id", request.request_id)]
 
     def _classify(self, request: Request, exc: Exception) -> SvcError:
@@ -339,6 +349,10 @@ class App:
             return await self._healthz(request)
         if path == "/v1/version" and method == "GET":
             return 200, _encode({"version": VERSION}), JSON_HEADERS
+        if method == "GET" and (path in ("/", "/console") or path.startswith("/console/")):
+            return answer_console(path, request.headers, self.config)  # issue 18
+        if path == "/v1/metrics" and method == "GET":
+            return await self.metrics.answer(request.headers)
         if request.duplicates:
             raise HttpError(
                 ErrorCode.INVALID_HEADERS,
@@ -354,6 +368,7 @@ class App:
         if path in GRAPHQL_PATHS and method == "POST":
             self._require_api("graphql")
             body = await request.body()
+            request.operation = operation_type(body)
             if len(body) > LARGE_BODY:
                 payload = await self._large_graphql(engine, body, session)
             else:
