@@ -144,6 +144,7 @@ def serve(args: argparse.Namespace) -> int:
     from svc.api.limits import create_rate_file
     from svc.cli.shutdown import ShutdownSignals, granian_worker_pids
     from svc.config import Config
+    from svc.server import metrics_folder
 
     export_serve_options(args)
     _fixed_mmap_threshold()
@@ -161,6 +162,7 @@ def serve(args: argparse.Namespace) -> int:
     embedded = None
     version_file: Path | None = None
     rate_file: str | None = None
+    metrics_dir: Path | None = None
     try:
         if not config.database_url:
             embedded = _start_embedded(args)
@@ -175,6 +177,7 @@ def serve(args: argparse.Namespace) -> int:
         # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
         rate_file = create_rate_file()
         os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
+        metrics_dir = metrics_folder.create()  # /v1/metrics across workers (issue 18)
         print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
         server = _granian(config)
         server.on_startup(lambda: signals.install(server.signal_handler_interrupt))
@@ -189,6 +192,7 @@ def serve(args: argparse.Namespace) -> int:
                 shared_version.remove(version_file)
             if rate_file is not None:
                 Path(rate_file).unlink(missing_ok=True)
+            metrics_folder.remove(metrics_dir)
         finally:
             if embedded is not None:
                 embedded.stop()
@@ -204,6 +208,7 @@ def _start_embedded(args: argparse.Namespace) -> Any:
     print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
     embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
     os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
+    os.environ.setdefault("SVC_GRAPHQL_ENABLE_CONSOLE", "true")  # issue 18: zero setup
     print(f"svc: embedded Postgres at {embedded.url}", flush=True)
     return embedded
 
