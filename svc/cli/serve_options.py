@@ -158,6 +158,26 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         default="100",
         kind=int,
     ),
+    Option(
+        "--metrics-secret",
+        "SVC_GRAPHQL_METRICS_SECRET",
+        "bearer secret GET /v1/metrics requires (Authorization: Bearer <secret>)",
+        default="none: admin only when an admin secret is set, else open",
+    ),
+    Option(
+        "--log-level",
+        "SVC_GRAPHQL_LOG_LEVEL",
+        "lowest level of JSON log lines written",
+        default="info",
+        choices=("debug", "info", "warn", "error"),
+    ),
+    Option(
+        "--enable-console",
+        "SVC_GRAPHQL_ENABLE_CONSOLE",
+        "serve GraphiQL at /console (/ redirects there)",
+        default="on with the embedded Postgres, else off",
+        choices=("true", "false"),
+    ),
 )
 
 
