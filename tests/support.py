@@ -56,9 +56,12 @@ class ServerProcess:
     """`svc serve` in a subprocess on a free port, with svc's default worker count (the
     CPU count) unless `env` sets `SVC_GRAPHQL_SERVER_WORKERS` or `args` pass `--workers`."""
 
+    latest_url: str | None = None  # the last server started (the actions fixture calls it)
+
     def __init__(self, database_url: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        ServerProcess.latest_url = self.url
         full_env = {
             **os.environ,
             "SVC_GRAPHQL_LOG_REQUESTS": "false",

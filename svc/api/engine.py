@@ -28,6 +28,7 @@ from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, r
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
 from svc.api.state import State, configure_plan_cache
+from svc.api.stats import EngineStats, engine_stats
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Database
@@ -191,6 +192,11 @@ class Engine:
             if target > self._synced:
                 await self._catch_up(target)
         return self.state
+
+    def stats(self) -> EngineStats:
+        """Connections, live queries and the metadata version now (`/v1/metrics`)."""
+        state = self.state
+        return engine_stats(self.db, self.live, state.version, len(state.ir.inconsistencies))
 
     async def _catch_up(self, target: int) -> None:
         async with self._write_lock:

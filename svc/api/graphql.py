@@ -37,6 +37,7 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
 
+from svc.api.actions.run import run_with_actions, uses_actions
 from svc.api.allowlist import check_allowed
 from svc.api.limits import (
     UNMEASURED,
@@ -493,6 +494,8 @@ class GraphQLService:
             if answer is not None:
                 return answer
         kind = prepared.operation.operation
+        if kind != OperationType.SUBSCRIPTION and uses_actions(state, prepared):  # issue 16
+            return await run_with_actions(self, state, role, session, req, prepared, limits.timeout)
         if kind != OperationType.QUERY:
             if kind == OperationType.SUBSCRIPTION:  # Hasura's runGQ refuses them alike
                 raise TransportError(

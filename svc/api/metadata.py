@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from svc.api import dml
+from svc.api.actions import ops as action_ops
 from svc.api.collections import with_collection_operations
 from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
@@ -431,6 +432,7 @@ PG_OPERATIONS = frozenset(
     }
 )
 OPERATIONS.update({f"pg_{name}": OPERATIONS[name] for name in PG_OPERATIONS})
+OPERATIONS.update(action_ops.OPERATIONS)  # issue 16: actions and custom types
 
 # Operations that never write: they run without taking the metadata row lock.
 READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})

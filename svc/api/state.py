@@ -7,6 +7,7 @@ requests hold a reference to the state they started with.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from svc.ir import Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
+from svc.timings import record
 
 PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per process; `configure_plan_cache` sets it at start
 LARGEST_ENTRY = 8  # an entry may take at most 1/8 of the cache: larger ones are not kept
@@ -191,7 +193,9 @@ class State:
     ) -> State:
         """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR),
         keeping what is unchanged from the `previous` IR (`build_ir`)."""
+        started = time.perf_counter()
         ir = build_ir(metadata, catalog, previous)
+        record("ir_build", time.perf_counter() - started)  # /v1/metrics
         return cls(version, metadata, catalog, ir, infer_functions)
 
     def role_view(self, role: str) -> RoleView:
@@ -212,11 +216,13 @@ class State:
         found = self.schemas.get(role)
         if found is not None:
             return found
+        started = time.perf_counter()
         try:
             built = build_schema(self.ir, role, view=self.role_view(role))
             errors: list[Exception] = list(validate_schema(built))  # checked path: now
         except Exception as exc:
             errors = [exc]
+        record("schema_build", time.perf_counter() - started)  # /v1/metrics
         if errors:
             raise SvcError(
                 "unexpected",

@@ -6,6 +6,8 @@ resource_version)`), so tools that read it work unchanged. Creation is idempoten
 
 from __future__ import annotations
 
+from svc.catalog.action_log import ACTION_LOG_DDL
+
 CATALOG_VERSION = "48"
 NOTIFY_CHANNEL = "svc_metadata"
 
@@ -30,6 +32,7 @@ CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_metadata (
 INSERT INTO hdb_catalog.hdb_metadata (id, metadata, resource_version)
   VALUES (1, '{{"version": 2, "tables": []}}', 1) ON CONFLICT DO NOTHING;
 """
+INIT_SQL += ACTION_LOG_DDL  # async actions' calls (issue 16)
 
 # Serialises catalog creation across processes starting at once.
 INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424242)"

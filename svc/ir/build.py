@@ -15,6 +15,7 @@ import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
 from svc.errors import ErrorCode, SvcError
+from svc.ir.actions import build_actions
 from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
 from svc.ir.checks import metadata_checks
 from svc.ir.functions import resolve_computed_field, resolve_function
@@ -73,11 +74,14 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     functions = _functions(md, run.fn_index, set(entries), issues)
     tables = {name: build.table for name, build in builds.items()}
     issues.extend(metadata_checks(md, tables, functions))  # the document as a whole
+    actions = build_actions(md, tables, catalog)
+    issues.extend(actions.issues)
     return Ir(
         tables=tables,
         inconsistencies=tuple(issues),
         functions=functions,
         cache=IrCache(builds, catalog.functions, run.dependents(builds)),
+        actions=actions,
     )
 
 

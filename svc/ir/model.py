@@ -289,3 +289,4 @@ class Ir:
     inconsistencies: tuple[Inconsistency, ...] = ()
     functions: dict[QualifiedName, Function] = field(default_factory=dict)
     cache: IrCache | None = field(default=None, compare=False, repr=False)
+    actions: Any = None  # `svc.ir.actions.ActionsIr` (issue 16), None without actions

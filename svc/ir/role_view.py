@@ -143,6 +143,16 @@ class RoleView:
             )
         return found
 
+    def actions(self) -> tuple[Any, ...]:
+        """The actions (`svc.ir.actions.ResolvedAction`) the role may call, in document
+        order: admin all, another role those with an action permission for it (spec 4.3)."""
+        resolved = self.ir.actions
+        if resolved is None:
+            return ()
+        return tuple(
+            a for a in resolved.actions.values() if self.admin or self.role in a.action.roles
+        )
+
 
 def role_view(ir: Ir, role: str, *, infer_functions: bool = True) -> RoleView:
     """A new view of `ir` for `role` (callers that serve many requests keep one:
@@ -269,7 +279,7 @@ def metadata_permissions(entry: TableEntry, kind: str) -> tuple[Permission[Any],
 
 
 def metadata_roles(md: Metadata) -> tuple[str, ...]:
-    """`admin` and every role named in a table or function permission of `md`, sorted
+    """`admin` and every role named in a table, function or action permission of `md`, sorted
     after admin (roles whose permissions do not resolve included)."""
     roles: set[str] = set()
     for entry in md.tables:
@@ -277,5 +287,7 @@ def metadata_roles(md: Metadata) -> tuple[str, ...]:
             roles.update(p.role for p in metadata_permissions(entry, kind))
     for fn in md.functions:
         roles.update(fn.roles)
+    for action in md.actions:
+        roles.update(action.roles)
     roles.discard(ADMIN_ROLE)
     return (ADMIN_ROLE, *sorted(roles))

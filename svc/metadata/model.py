@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
 from svc.metadata.function_model import ComputedField, TrackedFunction
 from svc.metadata.limits import (
@@ -118,8 +119,8 @@ class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     remote_schemas: tuple[JSON, ...] = ()
     query_collections: tuple[QueryCollection, ...] = ()
     allowlist: tuple[AllowlistItem, ...] = ()
-    actions: tuple[JSON, ...] = ()
-    custom_types: JSON = msgspec.field(default_factory=dict)
+    actions: tuple[Action, ...] = ()
+    custom_types: CustomTypes | msgspec.UnsetType = msgspec.UNSET  # svc.metadata.action_model
     cron_triggers: tuple[JSON, ...] = ()
     rest_endpoints: tuple[RestEndpoint, ...] = ()
     api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)

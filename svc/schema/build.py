@@ -50,6 +50,7 @@ from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Table
 from svc.ir.operators import Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
+from svc.schema.actions import ActionTypes
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
@@ -577,6 +578,7 @@ class SchemaBuilder:
         for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
             fields.update(self._table_query_fields(table))
         fields.update(self.function_fields("query"))
+        fields.update(ActionTypes(self).fields("query"))  # issue 16
         if not fields:
             fields["no_queries_available"] = self.t.field(self.nn(GraphQLString))
         return fields
@@ -672,6 +674,7 @@ class SchemaBuilder:
         for table in sorted(tables, key=lambda t: t.gql_name):
             fields.update(types.fields(table))
         fields.update(self.function_fields("mutation"))
+        fields.update(ActionTypes(self).fields("mutation"))  # issue 16
         return fields
 
     def build(self) -> GraphQLSchema:

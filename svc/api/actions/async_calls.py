@@ -1,0 +1,136 @@
+"""Asynchronous actions (issue 16; reference-notes "Actions", wave-2 §4 "Async").
+
+The mutation stores the call in `hdb_catalog.hdb_action_log` (status `created`) and
+answers its id at once. A background worker (`svc.workers`, `ASYNC_WORKER`) claims
+`created` calls — and `processing` ones whose holder died (their lock went stale; the
+claim's `FOR UPDATE SKIP LOCKED` keeps processes off each other's rows) — calls the
+handler (`svc.api.actions.sync`), checks the answer against the output type and stores
+`response_payload` (`completed`) or `errors` `{code, path, error}` (`error`). The result
+is read by `<action>(id)`; a role other than admin sees only calls whose stored session
+variables equal its own (else null), as in the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from svc.catalog.action_log import (
+    COMPLETE_SQL,
+    FAIL_SQL,
+    INSERT_CALL_SQL,
+    PROCESSING_SQL,
+    READ_CALL_SQL,
+)
+from svc.errors import SvcError
+from svc.execute.db import Database
+from svc.ir.role_view import ADMIN_ROLE, is_admin
+from svc.sql.claim import QueueTable
+from svc.workers import WorkerSpec
+from svc.workers.worker import Claimed
+
+from . import sync
+from .output import BadOutput, check
+
+_encode = msgspec.json.encode
+QUEUE = QueueTable(
+    "hdb_catalog",
+    "hdb_action_log",
+    key="id",
+    key_type="uuid",
+    due="status IN ('created', 'processing')",
+    order=("created_at",),
+)
+FETCH_INTERVAL_S = 1.0  # the reference's ASYNC_ACTIONS_FETCH_INTERVAL default (1,000 ms)
+BATCH = 10  # calls claimed at once (the reference claims 10)
+
+
+async def store_call(
+    db: Database, name: str, input_: Any, headers: list[tuple[str, str]], session: dict[str, str]
+) -> str:
+    """Insert a `created` call; returns its id (uuid text)."""
+    async with db.transaction() as conn:
+        found: str = await conn.fetchval(
+            INSERT_CALL_SQL,
+            name,
+            _encode(input_).decode(),
+            _encode([{"name": n, "value": v} for n, v in headers]).decode(),
+            _encode(session).decode(),
+        )
+    return found
+
+
+async def read_call(db: Database, call_id: str, session: dict[str, str], role: str) -> Any:
+    """The stored call `{id, created_at, errors, output, …}` (decoded), or None when
+    there is none or the role may not see it (another session's call)."""
+    (text,) = await db.query_json(READ_CALL_SQL, [call_id], 1)
+    row = msgspec.json.decode(text)
+    if row is None:
+        return None
+    if not is_admin(role) and row.get("session_variables") != session:
+        return None
+    return row
+
+
+def error_json(exc: SvcError) -> dict[str, Any]:
+    """The stored form of a failed call's error (`{code, path, error}`)."""
+    if isinstance(exc, sync.HandlerError):
+        return exc.to_json()
+    return {"code": str(exc.code), "path": "$", "error": exc.message}
+
+
+StateOf = Callable[[], Awaitable[Any]]  # the engine's current `State`
+
+
+def worker_spec(db: Database, state_of: StateOf) -> WorkerSpec:
+    """The worker that delivers asynchronous calls (`Engine.start_workers`)."""
+
+    async def handle(item: Claimed) -> None:
+        row = msgspec.json.decode(item.row)
+        await _execute(db, PROCESSING_SQL, item.key)
+        try:
+            output = await _deliver(await state_of(), row)
+        except SvcError as exc:
+            await _execute(db, FAIL_SQL, item.key, _text(exc))
+            return
+        await _execute(db, COMPLETE_SQL, item.key, _encode(output).decode())
+
+    return WorkerSpec(
+        "async_actions",
+        QUEUE,
+        handle,
+        fetch_interval=FETCH_INTERVAL_S,
+        batch_size=BATCH,
+        concurrency=BATCH,
+    )
+
+
+async def _execute(db: Database, sql: str, *args: str) -> None:
+    async with db.transaction() as conn:
+        await conn.execute(sql, *args)
+
+
+def _text(exc: SvcError) -> str:
+    return _encode(error_json(exc)).decode()
+
+
+async def _deliver(state: Any, row: dict[str, Any]) -> Any:
+    """Call the handler for a stored call; its checked answer. Raises `SvcError` (the
+    handler's, the call's, or `unexpected` for a missing action or a bad answer)."""
+    name = row["action_name"]
+    resolved = state.ir.actions.actions.get(name) if state.ir.actions is not None else None
+    if resolved is None:
+        raise SvcError("not-found", f'action "{name}" does not exist')
+    headers = [(h["name"], h["value"]) for h in row.get("request_headers") or ()]
+    session = row["session_variables"]
+    call = sync.make_call(resolved.action, row["input_payload"], session, None, headers)
+    value, _ = await sync.send(call)
+    schema = state.schema(ADMIN_ROLE)
+    output_type = schema.query_type.fields[name].type.fields["output"].type
+    try:
+        check(output_type, value)
+    except BadOutput as exc:
+        raise SvcError("unexpected", exc.message) from None
+    return value

@@ -1,0 +1,190 @@
+"""One call of an action's handler through the shared outbound client (ARCHITECTURE.md
+"Seams"), with the reference's request and error shapes (reference-notes-wave2 §4,
+Hasura `Execute/Action.hs`).
+
+Request: `POST <handler>` (`{{ENV}}` templates rendered now) with the body `{action:
+{name}, input, session_variables, request_query}`; headers: the configured ones, then
+`Content-Type: application/json` and `User-Agent: svc/<version>`, then (with
+`forward_client_headers`) the client's headers; a name is sent once, the later source
+winning as in the reference. Waits up to the action's `timeout` (default 30 s).
+
+Answers: 2xx → the JSON body; 4xx → `HandlerError` with the handler's `message` and code
+(`extensions.code`, else `code`, else `unexpected`); anything else, a body that is not
+JSON, or no answer (timeout, refused) → 500-style `unexpected` errors whose `internal`
+(`{error, request, response}`, admins only) shows what was sent and received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from svc.errors import ErrorCode, SvcError
+from svc.metadata.action_model import Action
+from svc.outbound import (
+    OutboundError,
+    OutboundResponse,
+    render_template,
+    resolve_headers,
+    shared_client,
+)
+from svc.version import VERSION
+
+# Client headers never forwarded (hop-by-hop, content negotiation, the engine's own).
+NOT_FORWARDED = frozenset(
+    {
+        "content-length",
+        "content-md5",
+        "host",
+        "origin",
+        "referer",
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "accept-datetime",
+        "cache-control",
+        "connection",
+        "dnt",
+        "content-type",
+        "transfer-encoding",
+        "keep-alive",
+        "upgrade",
+    }
+)
+
+
+class HandlerError(SvcError):
+    """A 4xx answer of a handler: the GraphQL error carries the handler's own code (any
+    text, not only svc's `ErrorCode`s) and its `extensions`."""
+
+    def __init__(self, message: str, code: str, extensions: dict[str, Any] | None) -> None:
+        super().__init__(ErrorCode.UNEXPECTED, message)
+        self.handler_code = code
+        self.extensions = extensions
+
+    def to_graphql_error(self, *, admin: bool = True) -> dict[str, Any]:
+        """`{message, extensions: {…handler's extensions, path, code}}`."""
+        ext: dict[str, Any] = {**(self.extensions or {}), "path": self.path}
+        ext["code"] = self.handler_code
+        return {"extensions": ext, "message": self.message}
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form of an asynchronous call's error (`{code, path, error}`)."""
+        return {"code": self.handler_code, "path": self.path, "error": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request to a handler: URL, headers, the JSON body (object and bytes)."""
+
+    action: Action
+    url: str
+    headers: list[tuple[str, str]]
+    body: dict[str, Any]
+
+    def internal(self, error: Any, response: Any = None) -> dict[str, Any]:
+        """`extensions.internal` of a failed call (admins only)."""
+        configured = [{"name": n, "value": v} for n, v in resolve_headers(self.headers_conf)]
+        request = {
+            "url": self.url,
+            "body": self.body,
+            "headers": configured,
+            "transformed_request": None,
+        }
+        out: dict[str, Any] = {"error": error, "request": request}
+        if response is not None:
+            out["response"] = response
+        return out
+
+    @property
+    def headers_conf(self) -> tuple[Any, ...]:
+        """The action's configured headers."""
+        return tuple(self.action.definition.headers or ())
+
+
+def make_call(
+    action: Action,
+    input_: Any,
+    session: dict[str, str],
+    query: str | None,
+    client: list[tuple[str, str]] | None = None,
+) -> Call:
+    """The request for `action` with arguments `input_`; raises 400 `unexpected` /
+    `not-found` for a missing environment variable of the URL or a header."""
+    d = action.definition
+    sent: dict[str, tuple[str, str]] = {}
+    for name, value in resolve_headers(d.headers or ()):
+        sent[name.lower()] = (name, value)
+    sent["content-type"] = ("Content-Type", "application/json")
+    sent["user-agent"] = ("User-Agent", f"svc/{VERSION}")
+    if d.forward_client_headers and client:
+        for name, value in client:
+            if name.lower() not in NOT_FORWARDED:
+                sent[name.lower()] = (name, value)
+    body = {
+        "action": {"name": action.name},
+        "input": input_,
+        "session_variables": session,
+        "request_query": query,
+    }
+    return Call(action, render_template(d.handler), list(sent.values()), body)
+
+
+def _headers(response: OutboundResponse) -> list[dict[str, str]]:
+    # The client lower-cases names; the reference shows them as sent (`Content-Type`).
+    def title(name: str) -> str:
+        return "-".join(part.capitalize() for part in name.split("-"))
+
+    return [{"name": title(k), "value": v} for k, v in response.headers]
+
+
+def _response(response: OutboundResponse, body: Any) -> dict[str, Any]:
+    return {"status": response.status, "body": body, "headers": _headers(response)}
+
+
+def unexpected(call: Call, message: str, internal: Any) -> SvcError:
+    """500-style `unexpected` error of a call, `internal` shown to admins."""
+    return SvcError(ErrorCode.UNEXPECTED, message, internal=internal)
+
+
+async def send(call: Call) -> tuple[Any, OutboundResponse]:
+    """POST the call and decode the answer: `(JSON value, response)` for a 2xx answer;
+    raises `HandlerError` (4xx) or `unexpected` errors (see the module's text)."""
+    content = msgspec.json.encode(call.body)
+    try:
+        response = await shared_client().request(
+            "POST",
+            call.url,
+            headers=call.headers,
+            content=content,
+            timeout=call.action.definition.timeout_s,
+        )
+    except OutboundError as exc:
+        detail = "Response timeout" if exc.kind == "timeout" else exc.detail
+        internal = call.internal({"type": "http_exception", "message": detail})
+        raise unexpected(call, "http exception when calling webhook", internal) from None
+    try:
+        value = response.json()
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        text = response.body[:1000].decode("utf-8", "replace")
+        internal = call.internal("invalid json", _response(response, text))
+        raise unexpected(call, "not a valid json response from webhook", internal) from None
+    if 200 <= response.status < 300:
+        return value, response
+    if 400 <= response.status < 500:
+        raise _handler_error(call, response, value)
+    internal = call.internal("internal error", _response(response, value))
+    raise unexpected(call, "internal error", internal)
+
+
+def _handler_error(call: Call, response: OutboundResponse, value: Any) -> SvcError:
+    """The GraphQL error of a 4xx answer `{message, code?, extensions?}`."""
+    if not isinstance(value, dict) or not isinstance(value.get("message"), str):
+        internal = call.internal("unexpected response", _response(response, value))
+        return unexpected(call, "unexpected response", internal)
+    extensions = value.get("extensions")
+    extensions = extensions if isinstance(extensions, dict) else None
+    code = (extensions or {}).get("code") or value.get("code") or "unexpected"
+    return HandlerError(value["message"], str(code), extensions)
