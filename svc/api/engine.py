@@ -26,6 +26,7 @@ from svc.api.live import LiveHandle, LiveQueries, subscribe
 from svc.api.live.explain import explain_subscription
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.rest import RestRequest, RestResponse, run_rest
+from svc.api.scheduled import start_scheduled
 from svc.api.shared_version import SharedVersion
 from svc.api.state import State, configure_plan_cache
 from svc.api.stats import EngineStats, engine_stats
@@ -117,6 +118,7 @@ class Engine:
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, db, state, shared)
+            await start_scheduled(engine)  # issue 15: hdb_catalog tables, delivery workers
         except BaseException:
             if shared is not None:
                 shared.close()

@@ -18,6 +18,7 @@ import msgspec
 from svc.api import dml
 from svc.api.actions import ops as action_ops
 from svc.api.collections import with_collection_operations
+from svc.api.scheduled import with_scheduled_operations
 from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
@@ -432,6 +433,7 @@ PG_OPERATIONS = frozenset(
     }
 )
 OPERATIONS.update({f"pg_{name}": OPERATIONS[name] for name in PG_OPERATIONS})
+OPERATIONS.update(with_scheduled_operations(OPERATIONS))  # issue 15: cron, one-off events
 OPERATIONS.update(action_ops.OPERATIONS)  # issue 16: actions and custom types
 
 # Operations that never write: they run without taking the metadata row lock.

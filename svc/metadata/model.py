@@ -19,6 +19,7 @@ import msgspec
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
+from svc.metadata.cron_triggers import CronTrigger, normalise_all
 from svc.metadata.function_model import ComputedField, TrackedFunction
 from svc.metadata.limits import (
     ApiLimits,
@@ -121,7 +122,7 @@ class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     allowlist: tuple[AllowlistItem, ...] = ()
     actions: tuple[Action, ...] = ()
     custom_types: CustomTypes | msgspec.UnsetType = msgspec.UNSET  # svc.metadata.action_model
-    cron_triggers: tuple[JSON, ...] = ()
+    cron_triggers: tuple[CronTrigger, ...] = ()  # issue 15 (svc.metadata.cron_triggers)
     rest_endpoints: tuple[RestEndpoint, ...] = ()
     api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)
     graphql_schema_introspection: IntrospectionOptions | None = None
@@ -183,6 +184,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     except msgspec.ValidationError as exc:
         raise convert_error(exc, path) from None
     md = msgspec.structs.replace(md, api_limits=limits, graphql_schema_introspection=introspection)
+    md = msgspec.structs.replace(md, cron_triggers=normalise_all(md.cron_triggers, path))
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
     return md
 
