@@ -58,6 +58,7 @@ from svc.plan.nodes import (
     VarRef,
 )
 from svc.plan.permissions import filter_exp, operator_exp
+from svc.plan.stream import plan_stream
 from svc.plan.values import ValueReader
 from svc.schema.build import schema_view
 from svc.schema.info import FieldInfo
@@ -144,6 +145,8 @@ class Planner:
             )
             rows = Rows(table.name, self._restricted(table, where))
             return Select(rows, self._fields(table, field, nodes), single=True)
+        if info.kind == "select_stream":
+            return plan_stream(self, table, args, self._fields(table, field, nodes))
         raise SvcError("not-supported", f"root field kind {info.kind} is not supported yet")
 
     # -- arguments ----------------------------------------------------------------------

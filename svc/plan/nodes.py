@@ -40,7 +40,15 @@ class SessionJson:
     """All session variables as one JSON object (a function's `session_argument`)."""
 
 
-Source = Const | VarRef | SessionRef | SessionJson
+@dataclass(frozen=True, slots=True)
+class CursorRef:
+    """A streaming subscription's cursor value for `column`: what its cohort last reached
+    (`svc.plan.stream`); only the multiplexed statement reads it (`svc.sql.stream`)."""
+
+    column: str
+
+
+Source = Const | VarRef | SessionRef | SessionJson | CursorRef
 
 
 @dataclass(frozen=True, slots=True)

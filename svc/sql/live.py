@@ -71,7 +71,12 @@ class LiveStatement:
 def render_live(plan: QueryPlan) -> LiveStatement:
     """The multiplexed statement answering every root of a subscription `plan`. Raises
     `SvcError` `validation-failed` for an introspection root (`__schema`, `__type`),
-    which a live query cannot poll."""
+    which a live query cannot poll. A streaming root (`x_stream`) gets its own statement
+    (`svc.sql.stream.StreamStatement`)."""
+    from svc.sql.stream import is_stream, render_stream  # it builds on this module
+
+    if is_stream(plan):
+        return render_stream(plan)
     r = _CohortRenderer()
     parts: list[str] = []
     for root in plan.roots:

@@ -11,8 +11,10 @@ from typing import Any
 import msgspec
 
 from svc.api.live.cohort import cohort_vars
+from svc.api.live.stream import stream_vars
 from svc.execute.db import Database
 from svc.sql.live import LiveStatement
+from svc.sql.stream import StreamStatement
 
 
 async def explain_subscription(
@@ -23,6 +25,9 @@ async def explain_subscription(
     `{query, session, synthetic, cursor}` (`session`: only what the statement reads).
     Raises `SvcError` `not-found` for a session variable it reads that `user` lacks, and
     the mapped Postgres error."""
-    vars_text = cohort_vars(live, variables, user)
+    if isinstance(live, StreamStatement):  # its cursor starts at the initial value
+        vars_text = stream_vars(live, variables, user)
+    else:
+        vars_text = cohort_vars(live, variables, user)
     plan = await db.explain(live.sql, [[str(uuid.uuid4())], [vars_text]])
     return {"sql": live.sql, "plan": plan, "variables": msgspec.json.decode(vars_text)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,7 +32,7 @@ class LiveHandle:
       `stop()`); an error while polling is pushed as `{"errors": [...]}` and polling goes on.
     """
 
-    __slots__ = ("_pending", "_push", "_sender", "done", "release", "stopped")
+    __slots__ = ("_pending", "_push", "_queue", "_sender", "done", "release", "stopped")
 
     def __init__(self, push: Push) -> None:
         self._push = push
@@ -42,6 +43,8 @@ class LiveHandle:
         # waits for its poller to end).
         self.release: Callable[[LiveHandle], Awaitable[Any] | None] | None = None
         self._pending: bytes | None = None
+        # Payloads sent in order, none replaced: a streaming subscription's batches.
+        self._queue: deque[bytes] = deque()
         self._sender: asyncio.Task[None] | None = None
 
     def deliver(self, payload: bytes) -> None:
@@ -53,15 +56,35 @@ class LiveHandle:
         if self._sender is None:
             self._sender = asyncio.get_running_loop().create_task(self._send())
 
+    def enqueue(self, payload: bytes) -> None:
+        """Send `payload` after every payload enqueued before it (a streaming batch: none
+        may be lost or replaced). Never blocks; nothing after `stop()`."""
+        if self.stopped:
+            return
+        self._queue.append(payload)
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._send())
+
+    @property
+    def backlog(self) -> int:
+        """Enqueued payloads not sent yet (the streaming poller waits while it is high)."""
+        return len(self._queue)
+
     async def _send(self) -> None:
         try:
-            while self._pending is not None and not self.stopped:
-                payload, self._pending = self._pending, None
+            while not self.stopped:
+                if self._queue:
+                    payload = self._queue.popleft()
+                elif self._pending is not None:
+                    payload, self._pending = self._pending, None
+                else:
+                    break
                 try:
                     await self._push(payload)
                 except Exception as exc:  # the transport failed (socket gone): stop sending
                     _log(f"svc: live query push failed: {exc!r}")
                     self._pending = None
+                    self._queue.clear()
                     return
         finally:
             self._sender = None
@@ -77,6 +100,7 @@ class LiveHandle:
         if not self.stopped:
             self.stopped = True
             self._pending = None
+            self._queue.clear()
             release, self.release = self.release, None
             ending = release(self) if release is not None else None
             if ending is not None:

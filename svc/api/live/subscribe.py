@@ -7,7 +7,9 @@ limits, the allow-list, a subscription selecting more than one root field withou
 reference), and a session variable the subscription's statement needs but the session
 lacks (`not-found`). A query or mutation then runs once through the ordinary pipeline
 and its answer (data or errors) is pushed; a subscription joins its cohort
-(`svc.api.live.registry`) and gets its current result at once.
+(`svc.api.live.registry`) and gets its current result at once; a streaming one
+(`x_stream`) starts at its initial cursor (`svc.api.live.stream`) and gets its first
+batch at once when there are rows after it.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from svc.api.graphql import GraphQLService, decode_request, errors_body
 from svc.api.live.cohort import cohort_vars
 from svc.api.live.handle import LiveHandle, Push
 from svc.api.live.registry import LiveQueries
+from svc.api.live.stream import add_stream, stream_vars
 from svc.api.state import State
 from svc.errors import SvcError, validation_failed
 from svc.ir.role_view import is_admin
+from svc.sql.stream import StreamStatement
 
 
 async def subscribe(
@@ -50,7 +54,11 @@ async def subscribe(
     compiled, variables, statement = service.compile_live(state, role, req, prepared)
     if len(compiled.plan.roots) > 1 and not prepared.multiple_roots:
         raise validation_failed("subscriptions must select one top level field")
-    vars_text = cohort_vars(statement, variables, session)
     timeout = service.limits(state, role).timeout
+    if isinstance(statement, StreamStatement):  # `x_stream` (svc.api.live.stream)
+        vars_text = stream_vars(statement, variables, session)
+        add_stream(live, role, statement, timeout, vars_text, handle, admin=is_admin(role))
+        return handle
+    vars_text = cohort_vars(statement, variables, session)
     live.add(role, statement, timeout, vars_text, handle, admin=is_admin(role))
     return handle

@@ -1,0 +1,121 @@
+"""Streaming subscription root fields `x_stream` (issue 13; reference notes
+"Subscriptions": `x_stream` when streaming is enabled).
+
+Per table the role may select, `subscription_root` gets
+
+    x_stream(batch_size: Int!, cursor: [x_stream_cursor_input]!, where: x_bool_exp): [x!]!
+
+with `x_stream_cursor_input {initial_value: x_stream_cursor_value_input!, ordering:
+cursor_ordering}`, `x_stream_cursor_value_input` (one optional field per column the role
+may select, typed as the column) and the enum `cursor_ordering {ASC, DESC}` (the
+reference's `Hasura.GraphQL.Schema.SubscriptionStream` names and descriptions). The
+fields appear only when `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` names
+`streaming_subscriptions`, as in the reference version the conformance corpus describes.
+The planner reads the field's `FieldInfo("select_stream", table=…)`
+(`svc.plan.stream`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from graphql import GraphQLEnumType, GraphQLField, GraphQLInputObjectType, GraphQLInt
+
+from svc.ir.model import Table
+from svc.schema.info import info
+
+if TYPE_CHECKING:
+    from svc.schema.build import SchemaBuilder
+
+#: The `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` entry that enables `x_stream`.
+STREAMING_FEATURE = "streaming_subscriptions"
+#: Internal values of `cursor_ordering` (what the planner reads).
+ASC, DESC = "ASC", "DESC"
+
+
+def streaming_enabled(env: dict[str, str] | None = None) -> bool:
+    """Whether `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` (comma-separated, `env` else the
+    process environment) names `streaming_subscriptions` (the reference's
+    `HASURA_GRAPHQL_EXPERIMENTAL_FEATURES`). Read when a schema is built, so every worker
+    of `svc serve` (which inherit the environment) agrees."""
+    raw = (os.environ if env is None else env).get("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "")
+    return STREAMING_FEATURE in {part.strip() for part in raw.split(",")}
+
+
+def stream_fields(builder: SchemaBuilder) -> dict[str, GraphQLField]:
+    """`x_stream` for every table the role may select (the builder's tables), by name."""
+    fields: dict[str, GraphQLField] = {}
+    for table in sorted(builder.tables.values(), key=lambda t: t.gql_name):
+        fields[f"{table.gql_name}_stream"] = stream_field(builder, table)
+    return fields
+
+
+def stream_field(b: SchemaBuilder, table: Table) -> GraphQLField:
+    """The `x_stream` field of `table` (see the module docstring)."""
+    t = b.t
+    cursor = b.nn(t.list_of(cursor_input(b, table)))  # elements nullable, as the reference's
+    args = {
+        "batch_size": t.argument(
+            b.nn(GraphQLInt), "maximum number of rows returned in a single batch"
+        ),
+        "cursor": t.argument(cursor, "cursor to stream the results returned by the query"),
+        "where": t.argument(b.bool_exp(table), "filter the rows returned"),
+    }
+    return t.field(
+        b.rows(b.object_type(table)),
+        args,
+        f'fetch data from the table in a streaming manner: "{table.name}"',
+        info("select_stream", table=table),
+    )
+
+
+def cursor_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
+    """`x_stream_cursor_input {initial_value, ordering}`."""
+    name = f"{table.gql_name}_stream_cursor_input"
+
+    def make() -> GraphQLInputObjectType:
+        value = value_input(b, table)
+        return b.t.input_type(
+            name,
+            {
+                "initial_value": b.input_field(b.nn(value)),
+                "ordering": b.input_field(cursor_ordering(b)),
+            },
+            f'Streaming cursor of the table "{table.gql_name}"',
+        )
+
+    found: GraphQLInputObjectType = b._memo(name, make)
+    return found
+
+
+def value_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
+    """`x_stream_cursor_value_input`: a field per column the role may select."""
+    name = f"{table.gql_name}_stream_cursor_value_input"
+
+    def make() -> GraphQLInputObjectType:
+        return b.t.input_type(
+            name,
+            lambda: {c.gql_name: b.input_field(b.scalar(c.scalar)) for c in b.cols(table)},
+            "Initial value of the column from where the streaming should start",
+        )
+
+    found: GraphQLInputObjectType = b._memo(name, make)
+    return found
+
+
+def cursor_ordering(b: SchemaBuilder) -> GraphQLEnumType:
+    """The enum `cursor_ordering {ASC, DESC}` (one per schema)."""
+
+    def make() -> GraphQLEnumType:
+        return b.t.enum_type(
+            "cursor_ordering",
+            {
+                ASC: b.t.enum_value(ASC, "ascending ordering of the cursor"),
+                DESC: b.t.enum_value(DESC, "descending ordering of the cursor"),
+            },
+            "ordering argument of a cursor",
+        )
+
+    found: GraphQLEnumType = b._memo("cursor_ordering", make)
+    return found
