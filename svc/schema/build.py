@@ -55,6 +55,7 @@ from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, plain_names
+from svc.schema.stream import stream_fields, streaming_enabled
 from svc.schema.types import CheckedTypes, Types
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
@@ -109,8 +110,10 @@ class SchemaBuilder:
         *,
         view: RoleView | None = None,
         types: Types | None = None,
+        streaming: bool = False,
     ) -> None:
         self.ir = ir
+        self.streaming = streaming  # `x_stream` roots (svc.schema.stream)
         # What the role may see and do; `view` (State's, cached) else a new one.
         self.view = view if view is not None else role_view(ir, role)
         self.t = types if types is not None else Types()
@@ -689,7 +692,8 @@ class SchemaBuilder:
         query = t.object_type("query_root", qf)
         mf = self.mutation_fields()
         mutation = t.object_type("mutation_root", mf) if mf else None
-        subscription = t.object_type("subscription_root", dict(qf))
+        sf = {**qf, **stream_fields(self)} if self.streaming else dict(qf)
+        subscription = t.object_type("subscription_root", sf)
         t.finish()
         # Without an empty type or a name graphql-core would question, the schema is valid
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
@@ -725,16 +729,20 @@ def build_schema(
     *,
     infer_function_permissions: bool = True,
     view: RoleView | None = None,
+    streaming: bool | None = None,
 ) -> GraphQLSchema:
     """The GraphQL schema of `role`, showing what its `RoleView` allows (`view`, else a
     new one): admin sees every tracked table and column; another role the tables it has a
     select permission on, its columns, and aggregates only when allowed; `x_by_pk` only
-    when every key column is visible (Hasura's rules). The planner finds the view again
-    with `schema_view`."""
+    when every key column is visible (Hasura's rules); `streaming`: `x_stream` fields
+    (`svc.schema.stream`; None: as the environment says). The planner finds the view
+    again with `schema_view`."""
     if view is None:
         view = role_view(ir, role, infer_functions=infer_function_permissions)
     types = Types() if plain_names(ir) else CheckedTypes()
-    builder = SchemaBuilder(ir, view=view, types=types)
+    if streaming is None:
+        streaming = streaming_enabled()
+    builder = SchemaBuilder(ir, view=view, types=types, streaming=streaming)
     with _collector_paused():
         return builder.build()
 
