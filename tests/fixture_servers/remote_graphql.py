@@ -54,11 +54,13 @@ class GraphQLHttp:
         self.port = port
         self.endpoints = endpoints
         self.requests: list[Seen] = []
+        self.down = False
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Listen and serve in a daemon thread (returns once listening)."""
+        self.down = False
         ThreadingHTTPServer.allow_reuse_address = True
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
         self._server.daemon_threads = True
@@ -67,6 +69,7 @@ class GraphQLHttp:
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self.down = True  # requests on kept-alive connections are hung up on
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -135,6 +138,9 @@ def _handler(server: GraphQLHttp) -> type[BaseHTTPRequestHandler]:
                 self._send(404, b"", {})
 
         def do_POST(self) -> None:
+            if server.down:  # stopped: hang up on kept-alive connections too
+                self.close_connection = True
+                return
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             endpoint = server.endpoints.get(self.path)
             if endpoint is None:
@@ -298,7 +304,8 @@ def _default_echo_schema() -> GraphQLSchema:
     schema = build_schema(f"""
 schema {{ query: EchoQuery }}
 enum Color {{ RED GREEN BLUE }}
-input SizeInput {{ width: Int = 100  height: Float = 100.1  shape: String = "cube"  hasTag: Boolean = false }}
+input SizeInput {{ width: Int = 100  height: Float = 100.1  shape: String = "cube"
+  hasTag: Boolean = false }}
 type SizeObj {{ width: Int  height: Float  shape: String  hasTag: Boolean }}
 type Echo {{ intFld: Int  listFld: [String]  objFld: SizeObj  enumFld: Color }}
 type EchoQuery {{
@@ -358,7 +365,8 @@ def _big_schema() -> GraphQLSchema:
     schema = build_schema("""
 schema { query: BigQuery }
 interface BigInterface { hello: String }
-type Big implements BigInterface { hello: String  big: BigInterface  many(arg: Int = 10): [BigInterface] }
+type Big implements BigInterface {
+  hello: String  big: BigInterface  many(arg: Int = 10): [BigInterface] }
 type BigQuery { start: Big }""")
     big: dict[str, Any] = {"hello": "Hello"}
     big["big"] = big

@@ -1,5 +1,5 @@
 """The Apollo-style remote schemas: `node_4000` (remote relationships, FIXTURES.md §8) and
-`node_4020`–`node_4022` (remote schema permissions, §7.3), written with graphql-core.
+`node_4020` to `node_4022` (remote schema permissions, §7.3), written with graphql-core.
 
 Apollo Server 2 answers a query that does not validate with HTTP 400, and its errors carry
 only `message`, `locations` and `path` (`Endpoint.status_on_invalid`, `_error`).

@@ -1,0 +1,354 @@
+"""Remote relationships at execution (issue 17; spec 2.6, 4.7).
+
+Planning never sees a remote relationship field: `strip_relationships` replaces each by
+the relationship's join columns under hidden aliases (`__svc_j_<column>`), so the
+database statement returns them. After it ran, `stitch` walks the answer along the
+operation's selections, gathers every object holding a relationship field, and per
+relationship and selection sends ONE request to the remote with one aliased field
+(`f0`, `f1`, …) per distinct argument set; the answers are written in place and the
+hidden columns removed. A null join column makes no call and answers null. Errors of the
+remote answer the whole request with the reference's "Errors from remote server".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import (
+    ArgumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLSchema,
+    InlineFragmentNode,
+    NameNode,
+    ObjectFieldNode,
+    ObjectValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValueNode,
+    ast_from_value,
+    get_named_type,
+    print_ast,
+)
+from graphql.execution.collect_fields import collect_fields
+
+from svc.api.remote_call import post_graphql, request_headers
+from svc.errors import ErrorCode, SvcError
+from svc.metadata.model import Metadata
+from svc.metadata.remote_schemas import RemoteRelationship, find_remote
+
+HIDDEN = "__svc_j_"
+
+
+def has_remote_relationships(md: Metadata) -> bool:
+    """Whether any table of `md` has a remote relationship."""
+    return any(entry.remote_relationships for entry in md.tables)
+
+
+def _rel_of(parent: Any, name: str) -> RemoteRelationship | None:
+    fields = getattr(parent, "fields", None)
+    f = fields.get(name) if fields else None
+    if f is None:
+        return None
+    rel = f.extensions.get("svc_remote_rel")
+    return rel if isinstance(rel, RemoteRelationship) else None
+
+
+def _rewrite(
+    schema: GraphQLSchema, sel: SelectionSetNode, parent: Any
+) -> tuple[SelectionSetNode, bool]:
+    out: list[Any] = []
+    found = False
+    for node in sel.selections:
+        if isinstance(node, FieldNode):
+            rel = _rel_of(parent, node.name.value)
+            if rel is not None:
+                found = True
+                out.extend(
+                    FieldNode(
+                        alias=NameNode(value=HIDDEN + c),
+                        name=NameNode(value=c),
+                        arguments=(),
+                        directives=(),
+                    )
+                    for c in rel.svc_fields
+                )
+                continue
+            if node.selection_set is not None:
+                fdef = getattr(parent, "fields", {}).get(node.name.value)
+                if fdef is not None:
+                    inner, hit = _rewrite(schema, node.selection_set, get_named_type(fdef.type))
+                    if hit:
+                        found = True
+                        node = FieldNode(
+                            alias=node.alias,
+                            name=node.name,
+                            arguments=node.arguments,
+                            directives=node.directives,
+                            selection_set=inner,
+                        )
+            out.append(node)
+        elif isinstance(node, InlineFragmentNode):
+            cond = (
+                schema.get_type(node.type_condition.name.value) if node.type_condition else parent
+            )
+            inner, hit = _rewrite(schema, node.selection_set, cond)
+            found = found or hit
+            out.append(
+                InlineFragmentNode(
+                    type_condition=node.type_condition,
+                    directives=node.directives,
+                    selection_set=inner,
+                )
+            )
+        else:
+            out.append(node)
+    return SelectionSetNode(selections=tuple(out)), found
+
+
+def strip_relationships(
+    schema: GraphQLSchema, prepared: Any, op: OperationDefinitionNode
+) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], bool]:
+    """`op` and the document's fragments with remote relationship fields replaced by
+    their join columns, and whether there was any."""
+    root = {
+        "mutation": schema.mutation_type,
+        "subscription": schema.subscription_type,
+    }.get(op.operation.value, schema.query_type)
+    sel, found = _rewrite(schema, op.selection_set, root)
+    fragments: dict[str, FragmentDefinitionNode] = {}
+    for name, frag in prepared.fragments.items():
+        inner, hit = _rewrite(
+            schema, frag.selection_set, schema.get_type(frag.type_condition.name.value)
+        )
+        found = found or hit
+        fragments[name] = FragmentDefinitionNode(
+            name=frag.name,
+            type_condition=frag.type_condition,
+            directives=frag.directives,
+            selection_set=inner,
+            variable_definitions=frag.variable_definitions,
+        )
+    new_op = OperationDefinitionNode(
+        operation=op.operation,
+        name=op.name,
+        variable_definitions=op.variable_definitions,
+        directives=op.directives,
+        selection_set=sel,
+    )
+    return new_op, fragments, found
+
+
+@dataclass
+class JoinWork:
+    """What stitching reads: the role's schema, the document's fragments, coerced
+    variables, the operation, the session and client headers; `found` collects
+    `(object, alias, relationship, field nodes)` per relationship occurrence."""
+
+    schema: GraphQLSchema
+    fragments: dict[str, FragmentDefinitionNode]
+    variables: dict[str, Any]
+    op: OperationDefinitionNode
+    session: dict[str, str]
+    client: list[tuple[str, str]] | None
+    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode]]] = field(
+        default_factory=list
+    )
+
+
+def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _walk(work, parent, item, sel)
+        return
+    if not isinstance(value, dict):
+        return
+    fields = collect_fields(work.schema, work.fragments, work.variables, parent, sel)
+    for alias, nodes in fields.items():
+        rel = _rel_of(parent, nodes[0].name.value)
+        if rel is not None:
+            work.found.append((value, alias, rel, nodes))
+            continue
+        fdef = parent.fields.get(nodes[0].name.value)
+        sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+        if fdef is not None and sub and value.get(alias) is not None:
+            _walk(
+                work,
+                get_named_type(fdef.type),
+                value[alias],
+                SelectionSetNode(selections=tuple(sub)),
+            )
+    for key in [k for k in value if k.startswith(HIDDEN)]:
+        value[f"\0{key}"] = value.pop(key)  # kept for the join, removed after
+
+
+async def stitch(
+    state: Any, work: JoinWork, data: dict[str, Any], root: Any, fields: dict[str, list[FieldNode]]
+) -> None:
+    """Fetch and write every remote relationship field inside `data` (see the module)."""
+    for alias, nodes in fields.items():
+        fdef = root.fields.get(nodes[0].name.value)
+        sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+        if fdef is None or "svc_remote" in fdef.extensions or not sub:
+            continue
+        _walk(
+            work,
+            get_named_type(fdef.type),
+            data.get(alias),
+            SelectionSetNode(selections=tuple(sub)),
+        )
+    groups: dict[tuple[Any, ...], tuple[RemoteRelationship, list[Any]]] = {}
+    for obj, alias, rel, nodes in work.found:
+        shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
+        groups.setdefault((rel.table, rel.name, shape), (rel, []))[1].append((obj, alias, nodes))
+    for rel, items in groups.values():
+        await _join(state, work, rel, items)
+    for obj, *_ in work.found:
+        for k in [k for k in obj if k.startswith("\0")]:
+            del obj[k]
+
+
+def _arguments(spec: dict[str, Any], obj: dict[str, Any]) -> Any:
+    """`spec` with `$column` strings replaced by the row's join values."""
+    if isinstance(spec, str) and spec.startswith("$"):
+        return obj.get(f"\0{HIDDEN}{spec[1:]}")
+    if isinstance(spec, dict):
+        return {k: _arguments(v, obj) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_arguments(v, obj) for v in spec]
+    return spec
+
+
+def _literal(value: Any, type_: Any) -> ValueNode:
+    node = ast_from_value(value, type_) if type_ is not None else None
+    if node is None:
+        from graphql import NullValueNode
+
+        return NullValueNode()
+    return node
+
+
+def _field_chain(rel: RemoteRelationship) -> list[tuple[str, dict[str, Any]]]:
+    chain = []
+    spec: Any = rel.remote_field
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        inner = inner if isinstance(inner, dict) else {}
+        chain.append((name, inner.get("arguments") or {}))
+        spec = inner.get("field")
+    return chain
+
+
+def _call_field(
+    work: JoinWork,
+    rel: RemoteRelationship,
+    args_per_level: list[Any],
+    nodes: list[FieldNode],
+    alias: str,
+) -> FieldNode:
+    """`alias: f(args) { g(args) { <selection> } }` for one argument set."""
+    chain = _field_chain(rel)
+    parent: Any = work.schema.query_type
+    levels = []
+    for (name, _), args in zip(chain, args_per_level, strict=True):
+        fdef = get_named_type(parent).fields[name]
+        arg_nodes = tuple(
+            ArgumentNode(
+                name=NameNode(value=k),
+                value=_literal(v, fdef.args[k].type if k in fdef.args else None),
+            )
+            for k, v in (args or {}).items()
+        )
+        levels.append((name, arg_nodes))
+        parent = fdef.type
+    sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+    inner = SelectionSetNode(selections=tuple(sub)) if sub else None
+    for i, (name, arg_nodes) in reversed(list(enumerate(levels))):
+        inner_node = FieldNode(
+            alias=NameNode(value=alias) if i == 0 else None,
+            name=NameNode(value=name),
+            arguments=arg_nodes,
+            directives=(),
+            selection_set=inner,
+        )
+        inner = SelectionSetNode(selections=(inner_node,))
+    assert inner is not None
+    return inner.selections[0]  # type: ignore[return-value]
+
+
+async def _join(
+    state: Any,
+    work: JoinWork,
+    rel: RemoteRelationship,
+    items: list[tuple[dict[str, Any], str, list[FieldNode]]],
+) -> None:
+    """One remote call answering every occurrence in `items`."""
+    chain = _field_chain(rel)
+    sets: dict[str, int] = {}
+    calls: list[FieldNode] = []
+    placed: list[tuple[dict[str, Any], str, int | None]] = []
+    import msgspec
+
+    for obj, alias, nodes in items:
+        if any(obj.get(f"\0{HIDDEN}{c}") is None for c in rel.svc_fields):
+            placed.append((obj, alias, None))
+            continue
+        args = [_arguments(a, obj) for _, a in chain]
+        key = msgspec.json.encode(args).decode()
+        if key not in sets:
+            sets[key] = len(calls)
+            calls.append(_call_field(work, rel, args, nodes, f"f{len(calls)}"))
+        placed.append((obj, alias, sets[key]))
+    answers: dict[str, Any] = {}
+    if calls:
+        answers = await _send(state, work, rel, calls)
+    for obj, alias, n in placed:
+        if n is None:
+            obj[alias] = None
+            continue
+        value = answers.get(f"f{n}")
+        for name, _ in chain[1:]:
+            value = _descend(value, name)
+        obj[alias] = value
+
+
+def _descend(value: Any, name: str) -> Any:
+    if isinstance(value, list):
+        return [_descend(v, name) for v in value]
+    return value.get(name) if isinstance(value, dict) else None
+
+
+async def _send(
+    state: Any, work: JoinWork, rel: RemoteRelationship, calls: list[FieldNode]
+) -> dict[str, Any]:
+    from svc.api.remote_exec import used_names
+
+    entry = find_remote(state.metadata, rel.remote_schema)
+    if entry is None:
+        raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
+    frags, names = used_names(calls, work.fragments)
+    defs = tuple(d for d in work.op.variable_definitions or () if d.variable.name.value in names)
+    op = OperationDefinitionNode(
+        operation=work.op.operation.__class__("query"),
+        variable_definitions=defs,
+        directives=(),
+        selection_set=SelectionSetNode(selections=tuple(calls)),
+    )
+    from graphql import DocumentNode
+
+    body: dict[str, Any] = {"query": print_ast(DocumentNode(definitions=(op, *frags)))}
+    if names:
+        body["variables"] = {k: work.variables.get(k) for k in names}
+    answer, _ = await post_graphql(entry, body, request_headers(entry, work.session, work.client))
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if errors or not isinstance(answer, dict):
+        raise SvcError(
+            ErrorCode.UNEXPECTED, "Errors from remote server", internal={"errors": errors}
+        )
+    data = answer.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+__all__ = ["HIDDEN", "FragmentSpreadNode", "JoinWork", "ObjectFieldNode", "ObjectValueNode"]

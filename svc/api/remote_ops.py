@@ -1,0 +1,304 @@
+"""Metadata operations of remote schemas and remote relationships (issue 17; spec 4.1,
+4.7), merged into `svc.api.metadata.OPERATIONS` by `remote_operations(OPERATIONS)`.
+
+`add_remote_schema` introspects the remote before anything is stored (400
+`remote-schema-error` when it cannot be reached or its schema is invalid) and refuses a
+root field or type that clashes with the database's (400 `invalid-configuration`) or
+another remote's (400 `unexpected`), as the reference does. `reload_metadata`,
+`replace_metadata` and `clear_metadata` introspect remotes they have not asked yet (all
+of them with `reload_remote_schemas`); a remote that cannot be reached then is an
+inconsistent object listed by `get_inconsistent_metadata`, not a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from graphql import GraphQLSchema, build_client_schema, get_named_type
+
+from svc.api.remote_fetch import ensure, fetch, introspect
+from svc.errors import ErrorCode, SvcError
+from svc.metadata import remote_schemas as rs
+from svc.schema import build_schema
+from svc.schema.remote_merge import merge_remotes, permissions_enabled
+from svc.schema.remote_permissions import check_subset
+from svc.schema.remote_registry import Introspected, lookup, record
+
+SUCCESS = {"message": "success"}
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+def _name(args: Any) -> str:
+    if not isinstance(args, dict) or not isinstance(args.get("name"), str):
+        raise SvcError(ErrorCode.PARSE_FAILED, 'key "name" not found', path="$.args")
+    return str(args["name"])
+
+
+def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
+    """Refuse `entry` when its root fields or types clash with the schema so far."""
+    current: GraphQLSchema = merge_remotes(build_schema(ctx.ir, "admin"), ctx.metadata, "admin")
+    remote = build_client_schema(data)  # type: ignore[arg-type]
+    for ours, theirs in (
+        (current.query_type, remote.query_type),
+        (current.mutation_type, remote.mutation_type),
+    ):
+        if ours is None or theirs is None:
+            continue
+        for name in theirs.fields:
+            if name in ours.fields and name != "no_queries_available":
+                from_remote = "svc_remote" in ours.fields[name].extensions
+                raise SvcError(
+                    ErrorCode.UNEXPECTED if from_remote else ErrorCode.INVALID_CONFIGURATION,
+                    f"Inconsistent object: Duplicate field name found: {name}",
+                    path="$.args",
+                )
+    roots = {remote.query_type, remote.mutation_type, remote.subscription_type}
+    for name, t in remote.type_map.items():
+        mine = current.type_map.get(name)
+        if name.startswith("__") or t in roots or mine is None:
+            continue
+        if type(mine) is not type(t) or not hasattr(t, "serialize"):
+            raise SvcError(
+                ErrorCode.INVALID_CONFIGURATION,
+                f"Inconsistent object: Found conflicting definitions for GraphQL type '{name}'",
+                path="$.args",
+            )
+
+
+async def add_remote_schema(ctx: Any, body: Any) -> Any:
+    """Introspect, check for clashes, then store the remote schema."""
+    md = rs.add_remote_schema(ctx.metadata, body.args)
+    entry = rs.parse_remote_schema(body.args)
+    data = await introspect(entry)
+    _conflicts(ctx, entry, data)
+    record(entry, Introspected(data))
+    ctx.commit(md)
+    return SUCCESS
+
+
+async def update_remote_schema(ctx: Any, body: Any) -> Any:
+    """Replace a remote's definition (introspected first; permissions kept)."""
+    md = rs.update_remote_schema(ctx.metadata, body.args)
+    entry = rs.parse_remote_schema(body.args)
+    data = await introspect(entry)
+    for perm in rs.find_remote(md, entry.name).permissions or ():  # type: ignore[union-attr]
+        check_subset(str(perm.definition.get("schema", "")), data)
+    record(entry, Introspected(data))
+    ctx.commit(md)
+    return SUCCESS
+
+
+async def remove_remote_schema(ctx: Any, body: Any) -> Any:
+    """Remove a remote schema (400 `not-exists`; `dependency-error` while used)."""
+    ctx.commit(rs.remove_remote_schema(ctx.metadata, _name(body.args)))
+    return SUCCESS
+
+
+async def reload_remote_schema(ctx: Any, body: Any) -> Any:
+    """Introspect a remote again; the served schema follows."""
+    entry = rs.find_remote(ctx.metadata, _name(body.args))
+    if entry is None:
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"remote schema with name {body.args['name']} does not exist",
+            path="$.args",
+        )
+    await fetch(entry)
+    ctx.schema_changed = True
+    return SUCCESS
+
+
+def _permission_args(ctx: Any, args: Any) -> tuple[rs.RemoteSchema, str]:
+    if not isinstance(args, dict) or "remote_schema" not in args or "role" not in args:
+        raise SvcError(ErrorCode.PARSE_FAILED, 'key "remote_schema" not found', path="$.args")
+    if not permissions_enabled():
+        raise SvcError(
+            ErrorCode.CONSTRAINT_VIOLATION,
+            "remote schema permissions can only be added when remote schema permissions "
+            "are enabled in the graphql-engine",
+            path="$.args",
+        )
+    entry = rs.find_remote(ctx.metadata, str(args["remote_schema"]))
+    if entry is None:
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"remote schema {args['remote_schema']} doesn't exist",
+            path="$.args",
+        )
+    return entry, str(args["role"])
+
+
+async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
+    """Give a role an SDL subset of a remote (validated against its introspection)."""
+    entry, role = _permission_args(ctx, body.args)
+    existing = [p for p in entry.permissions or () if p.role == role]
+    if existing:
+        raise SvcError(
+            ErrorCode.ALREADY_EXISTS,
+            f"permissions for role: {role} for remote schema:{entry.name} already exists",
+            path="$.args",
+        )
+    definition = body.args.get("definition") or {}
+    found = lookup(entry)
+    if found is not None and found.data is not None:
+        check_subset(str(definition.get("schema", "")), found.data)
+    perms = [{"role": p.role, "definition": p.definition} for p in entry.permissions or ()]
+    perms.append({"role": role, "definition": definition})
+    ctx.commit(rs.replace_role_grants(ctx.metadata, entry.name, perms))
+    return SUCCESS
+
+
+async def drop_remote_schema_permissions(ctx: Any, body: Any) -> Any:
+    """Remove a role's permission on a remote (400 `not-exists`)."""
+    entry, role = _permission_args(ctx, body.args)
+    perms = [
+        {"role": p.role, "definition": p.definition}
+        for p in entry.permissions or ()
+        if p.role != role
+    ]
+    if len(perms) == len(entry.permissions or ()):
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"permissions for role: {role} for remote schema:{entry.name} does not exist",
+            path="$.args",
+        )
+    ctx.commit(rs.replace_role_grants(ctx.metadata, entry.name, perms))
+    return SUCCESS
+
+
+def _check_relationship(ctx: Any, raw: Any) -> None:
+    """400 errors for a remote relationship naming a missing remote, column or field."""
+    table, stored = rs.parse_relationship_args(raw)
+    d = stored["definition"]
+    entry = rs.find_remote(ctx.metadata, str(d["remote_schema"]))
+    if entry is None:
+        raise SvcError(
+            ErrorCode.REMOTE_SCHEMA_ERROR,
+            f"remote schema with name {d['remote_schema']!r} does not exist",
+            path="$.args",
+        )
+    ir_table = ctx.ir.tables.get(table)
+    for column in d.get("svc_fields") or ():
+        if ir_table is not None and ir_table.column(column) is None:
+            raise SvcError(
+                ErrorCode.REMOTE_SCHEMA_ERROR,
+                f"column {column} does not exist in table {table.name}",
+                path="$.args",
+            )
+    found = lookup(entry)
+    if found is None or found.data is None:
+        return
+    remote = build_client_schema(found.data)  # type: ignore[arg-type]
+    _check_remote_field(remote, d["remote_field"], d.get("svc_fields") or ())
+
+
+def _check_remote_field(remote: GraphQLSchema, spec: Any, columns: Any) -> None:
+    parent: Any = remote.query_type
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        fields = getattr(get_named_type(parent), "fields", None) or {}
+        if name not in fields:
+            raise SvcError(
+                ErrorCode.REMOTE_SCHEMA_ERROR,
+                f"field with name {name!r} not found in remote schema",
+                path="$.args",
+            )
+        inner = inner if isinstance(inner, dict) else {}
+        for arg, value in (inner.get("arguments") or {}).items():
+            if arg not in fields[name].args:
+                raise SvcError(
+                    ErrorCode.REMOTE_SCHEMA_ERROR,
+                    f"argument {arg!r} not found in field {name!r}",
+                    path="$.args",
+                )
+            if isinstance(value, str) and value.startswith("$") and value[1:] not in columns:
+                raise SvcError(
+                    ErrorCode.REMOTE_SCHEMA_ERROR,
+                    f"column {value[1:]} is not in svc_fields",
+                    path="$.args",
+                )
+        parent = fields[name].type
+        spec = inner.get("field")
+
+
+def _relationship_op(update: bool) -> Handler:
+    async def handler(ctx: Any, body: Any) -> Any:
+        _check_relationship(ctx, body.args)
+        ctx.commit(rs.put_relationship(ctx.metadata, body.args, update=update))
+        return SUCCESS
+
+    return handler
+
+
+async def delete_remote_relationship(ctx: Any, body: Any) -> Any:
+    """Remove a remote relationship `{table, name}` (400 `not-exists`)."""
+    ctx.commit(rs.delete_relationship(ctx.metadata, body.args))
+    return SUCCESS
+
+
+def _introspecting(inner: Handler, *, refresh_arg: bool = False) -> Handler:
+    """`inner`, then introspect the remotes of the resulting document not asked yet
+    (all of them when `refresh_arg` and the request's `reload_remote_schemas`)."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        result = await inner(ctx, body)
+        args = body.args if isinstance(body.args, dict) else {}
+        refresh = refresh_arg and args.get("reload_remote_schemas") is True
+        await ensure(ctx.metadata, refresh=refresh)
+        if refresh_arg and isinstance(result, dict) and "is_consistent" in result:
+            result["is_consistent"] = result["is_consistent"] and not _issues(ctx.metadata)
+        return result
+
+    return handler
+
+
+def _issues(md: Any) -> list[dict[str, Any]]:
+    """`get_inconsistent_metadata` entries of remotes that could not be introspected."""
+    out = []
+    raw_by_name = {r.get("name"): r for r in md.remote_schemas if isinstance(r, dict)}
+    for entry in rs.remote_schemas(md):
+        found = lookup(entry)
+        if found is not None and found.error is not None:
+            out.append(
+                {
+                    "definition": raw_by_name.get(entry.name),
+                    "reason": f"Inconsistent object: {found.error}",
+                    "name": f"remote_schema {entry.name}",
+                    "type": "remote_schema",
+                }
+            )
+    return out
+
+
+def _with_remote_issues(inner: Handler) -> Handler:
+    async def handler(ctx: Any, body: Any) -> Any:
+        result = await inner(ctx, body)
+        issues = _issues(ctx.metadata)
+        if issues and isinstance(result, dict):
+            result["inconsistent_objects"] = [*result.get("inconsistent_objects", []), *issues]
+            result["is_consistent"] = False
+        return result
+
+    return handler
+
+
+def remote_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
+    """The operations of this module, and wrappers of `existing` ones that must
+    introspect remotes (`reload_metadata`, `replace_metadata`, `clear_metadata`) or list
+    their inconsistencies (`get_inconsistent_metadata`)."""
+    return {
+        "add_remote_schema": add_remote_schema,
+        "update_remote_schema": update_remote_schema,
+        "remove_remote_schema": remove_remote_schema,
+        "reload_remote_schema": reload_remote_schema,
+        "add_remote_schema_permissions": add_remote_schema_permissions,
+        "drop_remote_schema_permissions": drop_remote_schema_permissions,
+        "create_remote_relationship": _relationship_op(update=False),
+        "update_remote_relationship": _relationship_op(update=True),
+        "delete_remote_relationship": delete_remote_relationship,
+        "reload_metadata": _introspecting(existing["reload_metadata"], refresh_arg=True),
+        "replace_metadata": _introspecting(existing["replace_metadata"]),
+        "clear_metadata": _introspecting(existing["clear_metadata"]),
+        "get_inconsistent_metadata": _with_remote_issues(existing["get_inconsistent_metadata"]),
+    }

@@ -1,0 +1,275 @@
+"""Remote schemas and remote relationships in the metadata document (spec 2.1
+`remote_schemas.yaml`, 2.6, 4.1, 4.7; issue 17).
+
+The document keeps both as the JSON it was given (`Metadata.remote_schemas`,
+`TableEntry.remote_relationships`), so `export → apply → export` is byte-identical; this
+module reads them as typed frozen structs and makes the pure transitions
+`(Metadata, args) → Metadata` of their operations. Errors are `SvcError`s with the
+reference's codes: `already-exists`, `not-exists`, `parse-failed`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from svc.errors import ErrorCode, SvcError
+from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
+from svc.outbound import HeaderConf, check_header
+
+JSON = Any
+
+
+class RemoteSchemaDef(msgspec.Struct, frozen=True, kw_only=True):
+    """`definition` of a remote schema: `url` (a `{{ENV}}` template) or `url_from_env`,
+    configured `headers`, `forward_client_headers`, `timeout_seconds` (default 60, the
+    reference's) and `customization` (`root_fields_namespace`, `type_names`,
+    `field_names`)."""
+
+    url: str | None = None
+    url_from_env: str | None = None
+    headers: tuple[HeaderConf, ...] | None = None
+    forward_client_headers: bool | None = False
+    timeout_seconds: float | None = None
+    customization: JSON = None
+
+    @property
+    def timeout(self) -> float:
+        """Seconds allowed per call (60 when not configured)."""
+        return float(self.timeout_seconds) if self.timeout_seconds else 60.0
+
+
+class RemotePermission(msgspec.Struct, frozen=True):
+    """One role's permission on a remote schema: `definition.schema` is an SDL subset."""
+
+    role: str
+    definition: JSON
+
+
+class RemoteSchema(msgspec.Struct, frozen=True, kw_only=True):
+    """A `remote_schemas.yaml` entry."""
+
+    name: str
+    definition: RemoteSchemaDef
+    comment: str | None = None
+    permissions: tuple[RemotePermission, ...] | None = None
+
+
+class RemoteRelationship(msgspec.Struct, frozen=True, kw_only=True):
+    """A remote relationship of a table: join columns `svc_fields`, the `remote_schema`
+    and `remote_field` (`{field: {arguments, field?}}`, arguments with `$column`s)."""
+
+    name: str
+    table: QualifiedName
+    svc_fields: tuple[str, ...]
+    remote_schema: str
+    remote_field: dict[str, Any]
+
+
+def _convert(kind: type[Any], raw: Any, path: str) -> Any:
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `")
+        raise SvcError(ErrorCode.PARSE_FAILED, message, path=path + where.rstrip("`")[1:]) from None
+
+
+def parse_remote_schema(raw: Any, path: str = "$.args") -> RemoteSchema:
+    """The typed entry of `raw` (`{name, definition, comment?}`); 400 `parse-failed` for
+    a wrong shape, a header without exactly one of `value`/`value_from_env`, or a
+    definition with neither or both of `url`/`url_from_env` (the reference's message)."""
+    entry: RemoteSchema = _convert(RemoteSchema, raw, path)
+    for i, header in enumerate(entry.definition.headers or ()):
+        check_header(header, f"{path}.definition.headers[{i}]")
+    d = entry.definition
+    if (d.url is None) == (d.url_from_env is None):
+        raise SvcError(
+            ErrorCode.INVALID_PARAMS if d.url is None else ErrorCode.UNEXPECTED,
+            "both `url` and `url_from_env` can't be empty"
+            if d.url is None
+            else "both `url` and `url_from_env` can't be present",
+            path=f"{path}.definition",
+        )
+    return entry
+
+
+def remote_schemas(md: Metadata) -> list[RemoteSchema]:
+    """Every remote schema of `md`, typed (entries that do not decode are skipped: a
+    stored document was checked when written)."""
+    out = []
+    for raw in md.remote_schemas:
+        try:
+            out.append(msgspec.convert(raw, RemoteSchema))
+        except msgspec.ValidationError:
+            continue
+    return out
+
+
+def find_remote(md: Metadata, name: str) -> RemoteSchema | None:
+    """The remote schema called `name`, if any."""
+    return next((r for r in remote_schemas(md) if r.name == name), None)
+
+
+def add_remote_schema(md: Metadata, raw: dict[str, Any]) -> Metadata:
+    """`md` with remote schema `raw` appended (stored as given); 400 `already-exists`
+    when the name is taken."""
+    entry = parse_remote_schema(raw)
+    if find_remote(md, entry.name) is not None:
+        raise SvcError(
+            ErrorCode.ALREADY_EXISTS,
+            f"remote schema with name {entry.name!r} already exists",
+            path="$.args",
+        )
+    return msgspec.structs.replace(md, remote_schemas=(*md.remote_schemas, raw))
+
+
+def _index(md: Metadata, name: str) -> int:
+    for i, raw in enumerate(md.remote_schemas):
+        if isinstance(raw, dict) and raw.get("name") == name:
+            return i
+    raise SvcError(
+        ErrorCode.NOT_EXISTS, f"remote schema with name {name} does not exist", path="$.args"
+    )
+
+
+def remove_remote_schema(md: Metadata, name: str) -> Metadata:
+    """`md` without remote schema `name`; 400 `not-exists`; 400 `dependency-error` while
+    a remote relationship uses it (the reference refuses, it never cascades here)."""
+    i = _index(md, name)
+    users = [r for r in remote_relationships(md) if r.remote_schema == name]
+    if users:
+        names = ", ".join(f'remote_relationship {r.name} in table "{r.table.name}"' for r in users)
+        raise SvcError(
+            ErrorCode.DEPENDENCY_ERROR,
+            f"cannot drop due to the following dependent objects : {names}",
+            path="$.args",
+        )
+    kept = md.remote_schemas[:i] + md.remote_schemas[i + 1 :]
+    return msgspec.structs.replace(md, remote_schemas=kept)
+
+
+def update_remote_schema(md: Metadata, raw: dict[str, Any]) -> Metadata:
+    """`md` with remote schema `raw["name"]`'s definition replaced (its permissions
+    kept); 400 `not-exists`."""
+    entry = parse_remote_schema(raw)
+    i = _index(md, entry.name)
+    old = md.remote_schemas[i]
+    new = {**raw}
+    if isinstance(old, dict) and old.get("permissions"):
+        new["permissions"] = old["permissions"]
+    schemas = (*md.remote_schemas[:i], new, *md.remote_schemas[i + 1 :])
+    return msgspec.structs.replace(md, remote_schemas=schemas)
+
+
+def replace_role_grants(md: Metadata, name: str, permissions: list[Any]) -> Metadata:
+    """`md` with the permissions list of remote schema `name` replaced (an empty list
+    removes the key)."""
+    i = _index(md, name)
+    entry = dict(md.remote_schemas[i])
+    if permissions:
+        entry["permissions"] = permissions
+    else:
+        entry.pop("permissions", None)
+    schemas = (*md.remote_schemas[:i], entry, *md.remote_schemas[i + 1 :])
+    return msgspec.structs.replace(md, remote_schemas=schemas)
+
+
+# -- remote relationships --------------------------------------------------------------
+
+
+def _relationship(table: QualifiedName, raw: Any) -> RemoteRelationship | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("definition"), dict):
+        return None
+    d = raw["definition"]
+    try:
+        return RemoteRelationship(
+            name=str(raw["name"]),
+            table=table,
+            svc_fields=tuple(d.get("svc_fields") or d.get("hasura_fields") or ()),
+            remote_schema=str(d["remote_schema"]),
+            remote_field=dict(d["remote_field"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def remote_relationships(md: Metadata) -> list[RemoteRelationship]:
+    """Every remote relationship of every tracked table, typed."""
+    out = []
+    for entry in md.tables:
+        for raw in entry.remote_relationships:
+            rel = _relationship(entry.table, raw)
+            if rel is not None:
+                out.append(rel)
+    return out
+
+
+def parse_relationship_args(raw: Any) -> tuple[QualifiedName, dict[str, Any]]:
+    """`(table, stored entry)` of `create_remote_relationship` arguments `{name, table,
+    svc_fields, remote_schema, remote_field}`; 400 `parse-failed` for a missing key."""
+    if not isinstance(raw, dict):
+        raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path="$.args")
+    for key in ("name", "table", "remote_schema", "remote_field"):
+        if key not in raw:
+            raise SvcError(ErrorCode.PARSE_FAILED, f'key "{key}" not found', path="$.args")
+    table = qualify(raw["table"], "$.args.table")
+    fields = raw.get("svc_fields", raw.get("hasura_fields"))
+    definition: dict[str, Any] = {}
+    if fields is not None:
+        definition["svc_fields"] = fields
+    definition["remote_schema"] = raw["remote_schema"]
+    definition["remote_field"] = raw["remote_field"]
+    return table, {"name": raw["name"], "definition": definition}
+
+
+def _table_entry(md: Metadata, table: QualifiedName) -> tuple[int, TableEntry]:
+    for i, entry in enumerate(md.tables):
+        if entry.table == table:
+            return i, entry
+    raise SvcError(
+        ErrorCode.NOT_EXISTS, f"table {table.quoted()} does not exist", path="$.args.table"
+    )
+
+
+def _with_table(md: Metadata, i: int, entry: TableEntry) -> Metadata:
+    return msgspec.structs.replace(md, tables=(*md.tables[:i], entry, *md.tables[i + 1 :]))
+
+
+def put_relationship(md: Metadata, raw: Any, *, update: bool) -> Metadata:
+    """`md` with the remote relationship of `raw` added (`update`: replaced); 400
+    `already-exists` / `not-exists` on the name."""
+    table, stored = parse_relationship_args(raw)
+    i, entry = _table_entry(md, table)
+    names = [r.get("name") for r in entry.remote_relationships if isinstance(r, dict)]
+    name = stored["name"]
+    if update and name not in names:
+        raise SvcError(
+            ErrorCode.NOT_EXISTS, f"remote relationship {name!r} does not exist", path="$.args"
+        )
+    if not update and name in names:
+        raise SvcError(
+            ErrorCode.ALREADY_EXISTS,
+            f"remote relationship with name {name!r} already exists",
+            path="$.args",
+        )
+    if update:
+        rels = tuple(stored if r.get("name") == name else r for r in entry.remote_relationships)
+    else:
+        rels = (*entry.remote_relationships, stored)
+    return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=rels))
+
+
+def delete_relationship(md: Metadata, raw: Any) -> Metadata:
+    """`md` without remote relationship `{table, name}`; 400 `not-exists`."""
+    if not isinstance(raw, dict) or "name" not in raw or "table" not in raw:
+        raise SvcError(ErrorCode.PARSE_FAILED, 'key "name" not found', path="$.args")
+    i, entry = _table_entry(md, qualify(raw["table"], "$.args.table"))
+    rels = tuple(r for r in entry.remote_relationships if r.get("name") != raw["name"])
+    if len(rels) == len(entry.remote_relationships):
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"remote relationship {raw['name']!r} does not exist",
+            path="$.args",
+        )
+    return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=rels))

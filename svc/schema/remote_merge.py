@@ -1,0 +1,215 @@
+"""Merge remote schemas into a role's schema (issue 17; spec 4.1 `add_remote_schema`).
+
+`merge_remotes(schema, md, role)` returns `schema` unchanged when the document has no
+remote schemas; otherwise a new `GraphQLSchema` whose root types hold the database's
+fields and, for every remote the registry has an introspection of, the remote's query
+fields (on `query_root` and `subscription_root`, where a subscription is then refused at
+execution) and mutation fields (on `mutation_root`), each marked
+`extensions["svc"] = FieldInfo("remote_schema")`, `extensions["svc_remote"] = name`.
+The remote's other types join the schema by name; a remote scalar named like one of
+svc's (`timestamptz`) is svc's. Remote relationships become fields of their table's
+object type (`FieldInfo("remote_relationship")`, `extensions["svc_remote_rel"]`), for
+roles that see every join column. The remote's types are rebuilt from the introspection
+for every merge, so each role's schema owns its objects.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from graphql import (
+    GraphQLField,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    build_client_schema,
+    get_named_type,
+    is_input_object_type,
+    is_interface_type,
+    is_object_type,
+)
+
+from svc.ir.role_view import is_admin
+from svc.metadata.model import Metadata
+from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
+from svc.schema import build as schema_build
+from svc.schema.info import FieldInfo
+from svc.schema.remote_permissions import role_schema
+from svc.schema.remote_registry import lookup
+
+REMOTE_INFO = FieldInfo("remote_schema")
+REMOTE_REL_INFO = FieldInfo("remote_relationship")
+PERMISSIONS_ENV = "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS"
+
+
+def permissions_enabled() -> bool:
+    """Whether remote schema permissions apply (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`
+    true): then a role other than admin sees only the remotes it has a permission on."""
+    return os.environ.get(PERMISSIONS_ENV, "").lower() in ("true", "1", "yes")
+
+
+def _retype(t: Any, swap: dict[str, GraphQLNamedType]) -> Any:
+    """`t` with named types found in `swap` replaced (wrappers rebuilt)."""
+    if isinstance(t, GraphQLNonNull):
+        return GraphQLNonNull(_retype(t.of_type, swap))
+    if isinstance(t, GraphQLList):
+        return GraphQLList(_retype(t.of_type, swap))
+    return swap.get(t.name, t)
+
+
+def _swap_types(types: list[GraphQLNamedType], swap: dict[str, GraphQLNamedType]) -> None:
+    """Point every field, argument and input field of `types` at `swap`'s types."""
+    for t in types:
+        if is_object_type(t) or is_interface_type(t):
+            for field in t.fields.values():  # type: ignore[attr-defined]
+                field.type = _retype(field.type, swap)
+                for arg in field.args.values():
+                    arg.type = _retype(arg.type, swap)
+        elif is_input_object_type(t):
+            for input_field in t.fields.values():  # type: ignore[attr-defined]
+                input_field.type = _retype(input_field.type, swap)
+
+
+class _Remote:
+    """One remote's schema for this merge: root fields and the types to add."""
+
+    def __init__(self, name: str, remote: GraphQLSchema, ours: dict[str, GraphQLNamedType]):
+        roots = {remote.query_type, remote.mutation_type, remote.subscription_type}
+        self.types = [
+            t
+            for n, t in remote.type_map.items()
+            if not n.startswith("__") and t not in roots and n not in ours
+        ]
+        swap = {
+            n: ours[n]
+            for n, t in remote.type_map.items()
+            if n in ours and isinstance(t, GraphQLScalarType) and not n.startswith("__")
+        }
+        if swap:
+            _swap_types(list(remote.type_map.values()), swap)
+        self.name = name
+        self.query = self._fields(name, remote.query_type)
+        self.mutation = self._fields(name, remote.mutation_type)
+        self.schema = remote
+
+    @staticmethod
+    def _fields(name: str, root: GraphQLObjectType | None) -> dict[str, GraphQLField]:
+        if root is None:
+            return {}
+        ext = {"svc": REMOTE_INFO, "svc_remote": name}
+        return {
+            n: GraphQLField(
+                f.type,
+                f.args,
+                description=f.description,
+                deprecation_reason=f.deprecation_reason,
+                extensions=ext,
+            )
+            for n, f in root.fields.items()
+        }
+
+
+def _remote_schema(role: str, data: dict[str, Any], entry: Any) -> GraphQLSchema | None:
+    """The remote as `role` sees it: whole, or its permission's subset (None: nothing)."""
+    if permissions_enabled() and not is_admin(role):
+        return role_schema(entry, role, data)
+    return build_client_schema(data)  # type: ignore[arg-type]
+
+
+def merge_remotes(schema: GraphQLSchema, md: Metadata, role: str) -> GraphQLSchema:
+    """`schema` with the remote schemas of `md` merged in for `role` (see the module)."""
+    if not md.remote_schemas:
+        return schema
+    ours: dict[str, GraphQLNamedType] = dict(schema.type_map)
+    merged: list[_Remote] = []
+    for entry in remote_schemas(md):
+        found = lookup(entry)
+        if found is None or found.data is None:
+            continue
+        remote = _remote_schema(role, found.data, entry)
+        if remote is None:
+            continue
+        part = _Remote(entry.name, remote, ours)
+        ours.update({t.name: t for t in part.types})
+        merged.append(part)
+    query = _root("query_root", schema.query_type, [p.query for p in merged])
+    mutation = _root("mutation_root", schema.mutation_type, [p.mutation for p in merged])
+    subscription = _root("subscription_root", schema.subscription_type, [p.query for p in merged])
+    _add_relationships(schema, md, merged)
+    new = GraphQLSchema(
+        query,
+        mutation,
+        subscription,
+        types=[t for p in merged for t in p.types],
+        directives=schema.directives,
+    )
+    schema_build._VIEWS[new] = schema_build.schema_view(schema)
+    return new
+
+
+def _root(
+    name: str, ours: GraphQLObjectType | None, parts: list[dict[str, GraphQLField]]
+) -> GraphQLObjectType | None:
+    extra = {n: f for part in parts for n, f in part.items()}
+    if not extra:
+        return ours
+    fields = dict(ours.fields) if ours is not None else {}
+    fields.pop("no_queries_available", None)
+    fields.update(extra)
+    return GraphQLObjectType(name, fields, description=ours.description if ours else None)
+
+
+def _table_types(schema: GraphQLSchema) -> dict[Any, GraphQLObjectType]:
+    """Each table's object type, found through the `select` root fields."""
+    out: dict[Any, GraphQLObjectType] = {}
+    root = schema.query_type
+    for field in root.fields.values() if root else ():
+        info = field.extensions.get("svc")
+        if isinstance(info, FieldInfo) and info.kind == "select" and info.table is not None:
+            named = get_named_type(field.type)
+            if isinstance(named, GraphQLObjectType):
+                out[info.table.name] = named
+    return out
+
+
+def _target_type(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
+    """The type of the innermost field of `rel.remote_field` in the remote, or None."""
+    parent: Any = remote.query_type
+    spec: Any = rel.remote_field
+    t: Any = None
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        named = get_named_type(parent) if parent is not None else None
+        fields = getattr(named, "fields", None)
+        if not fields or name not in fields:
+            return None
+        t = fields[name].type
+        parent = t
+        spec = inner.get("field") if isinstance(inner, dict) else None
+    return t
+
+
+def _add_relationships(
+    schema: GraphQLSchema,
+    md: Metadata,
+    merged: list[_Remote],
+) -> None:
+    """Add each remote relationship as a field of its table's type (see the module)."""
+    rels = remote_relationships(md)
+    if not rels:
+        return
+    by_name = {p.name: p for p in merged}
+    tables = _table_types(schema)
+    for rel in rels:
+        part, obj = by_name.get(rel.remote_schema), tables.get(rel.table)
+        if part is None or obj is None or not all(c in obj.fields for c in rel.svc_fields):
+            continue
+        t = _target_type(part.schema, rel)
+        if t is None:
+            continue
+        ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel}
+        obj.fields[rel.name] = GraphQLField(t, extensions=ext)

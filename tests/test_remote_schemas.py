@@ -1,0 +1,145 @@
+"""Remote schemas and remote relationships on a real `svc serve` (issue 17), with the
+corpus's remote GraphQL fixture servers (tests/fixture_servers/remote_*.py) on their
+ports and a real Postgres."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.fixture_servers import CORPUS_ENV, remote_graphql, remote_node
+from tests.support import ServerProcess, create_database
+
+HELLO = "http://localhost:5000/hello-graphql"
+
+
+@pytest.fixture(scope="module")
+def remotes() -> Iterator[dict[str, Any]]:
+    """The fixture servers of FIXTURES.md §7 and §8."""
+    with contextlib.ExitStack() as stack:
+        servers: dict[str, Any] = {}
+        servers.update(stack.enter_context(remote_graphql.serve()))  # type: ignore[arg-type]
+        servers.update(stack.enter_context(remote_node.serve()))  # type: ignore[arg-type]
+        yield servers
+
+
+@pytest.fixture(scope="module")
+def srv(pg_url: str, remotes: dict[str, Any]) -> Iterator[ServerProcess]:
+    """One svc server with the corpus environment."""
+    server = ServerProcess(create_database(pg_url), env=CORPUS_ENV)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def q(srv: ServerProcess, body: dict[str, Any], status: int = 200) -> Any:
+    resp = srv.client.post("/v1/query", json=body)
+    assert resp.status_code == status, resp.text
+    return resp.json()
+
+
+def gql(srv: ServerProcess, query: str, headers: dict[str, str] | None = None, **kw: Any) -> Any:
+    resp = srv.client.post("/v1/graphql", json={"query": query, **kw}, headers=headers or {})
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def add(srv: ServerProcess, name: str, url: str, status: int = 200, **definition: Any) -> Any:
+    body = {
+        "type": "add_remote_schema",
+        "args": {"name": name, "definition": {"url": url, **definition}},
+    }
+    return q(srv, body, status)
+
+
+def test_basic_query_and_mixed_with_tables(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    sql = "CREATE TABLE author (id int primary key, name text); INSERT INTO author VALUES (1, 'a')"
+    q(srv, {"type": "run_sql", "args": {"sql": sql}})
+    q(srv, {"type": "track_table", "args": {"schema": "public", "name": "author"}})
+    add(srv, "simple", HELLO)
+    assert gql(srv, '{ hello(arg: "me") }') == {"data": {"hello": "Hello me"}}
+    mixed = gql(
+        srv,
+        '{ a: author { id name } x: hello ...F } fragment F on query_root { y: hello(arg: "y") }',
+    )
+    assert mixed == {"data": {"a": [{"id": 1, "name": "a"}], "x": "Hello world", "y": "Hello y"}}
+    with_var = gql(srv, "query Q($v: String) { hello(arg: $v) }", variables={"v": "var"})
+    assert with_var == {"data": {"hello": "Hello var"}}
+    sub = gql(srv, "subscription { hello }")
+    assert sub["errors"][0]["extensions"]["code"] == "not-supported"
+
+
+def test_add_errors(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    bad = add(srv, "bad", "http://localhost:5000/iface-graphql-err-missing-arg", 400)
+    assert bad["code"] == "remote-schema-error"
+    assert "ifaceArg" in bad["error"]
+    down = add(srv, "down", "http://localhost:5999/nothing", 400)
+    assert down["code"] == "remote-schema-error"
+    add(srv, "simple", HELLO)
+    assert add(srv, "simple", HELLO, 400)["code"] == "already-exists"
+    clash = add(srv, "simple2", "http://localhost:5000/hello-graphql-extensions", 400)
+    assert clash["code"] == "unexpected"
+    q(srv, {"type": "remove_remote_schema", "args": {"name": "simple"}})
+    assert (
+        q(srv, {"type": "remove_remote_schema", "args": {"name": "simple"}}, 400)["code"]
+        == "not-exists"
+    )
+
+
+def test_remote_down_at_reload_is_inconsistent(srv: ServerProcess, remotes: dict[str, Any]) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    add(srv, "flaky", "http://localhost:5991/hello-graphql")
+    remotes["graphql_5991"].stop()
+    try:
+        out = q(srv, {"type": "reload_metadata", "args": {"reload_remote_schemas": True}})
+        assert out["is_consistent"] is False
+        issues = q(srv, {"type": "get_inconsistent_metadata", "args": {}})
+        assert [i["type"] for i in issues["inconsistent_objects"]] == ["remote_schema"]
+    finally:
+        remotes["graphql_5991"].start()
+    q(srv, {"type": "reload_remote_schema", "args": {"name": "flaky"}})
+    assert gql(srv, "{ hello }") == {"data": {"hello": "Hello world"}}
+
+
+def test_remote_relationship_batched(srv: ServerProcess, remotes: dict[str, Any]) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    sql = (
+        "DROP TABLE IF EXISTS profiles; CREATE TABLE profiles (id int primary key, name text);"
+        "INSERT INTO profiles SELECT g, 'p' || g FROM generate_series(1, 100) g;"
+        "INSERT INTO profiles VALUES (101, NULL)"
+    )
+    q(srv, {"type": "run_sql", "args": {"sql": sql}})
+    q(srv, {"type": "track_table", "args": {"schema": "public", "name": "profiles"}})
+    add(srv, "node", "http://localhost:4000")
+    q(
+        srv,
+        {
+            "type": "create_remote_relationship",
+            "args": {
+                "name": "messageBasic",
+                "table": "profiles",
+                "svc_fields": ["id"],
+                "remote_schema": "node",
+                "remote_field": {"message": {"arguments": {"id": "$id"}}},
+            },
+        },
+    )
+    node = remotes["node_4000"]
+    before = len(node.requests)
+    out = gql(srv, "{ profiles(order_by: {id: asc}) { id messageBasic { id msg } } }")
+    rows = out["data"]["profiles"]
+    assert len(rows) == 101
+    assert rows[0] == {"id": 1, "messageBasic": {"id": 1, "msg": "You win!"}}
+    assert rows[5] == {"id": 6, "messageBasic": None}
+    calls = [r for r in node.requests[before:] if "__schema" not in r.body["query"]]
+    assert len(calls) == 1  # one call for 100 rows (and none for the null join value)
+    assert calls[0].body["query"].count("message(") == 100
+    export = q(srv, {"type": "export_metadata", "args": {}})
+    q(srv, {"type": "replace_metadata", "args": export})
+    assert q(srv, {"type": "export_metadata", "args": {}}) == export
