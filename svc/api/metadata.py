@@ -18,6 +18,7 @@ import msgspec
 from svc.api import dml
 from svc.api.actions import ops as action_ops
 from svc.api.collections import with_collection_operations
+from svc.api.remote_ops import remote_operations
 from svc.api.scheduled import with_scheduled_operations
 from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
@@ -413,6 +414,7 @@ OPERATIONS: dict[str, Handler] = {
     "select": legacy_select,
 }
 OPERATIONS.update(with_collection_operations(OPERATIONS))  # issue 5; checks stored queries
+OPERATIONS.update(remote_operations(OPERATIONS))  # issue 17: remote schemas, relationships
 # `/v1/metadata` spells the operations on a Postgres source with a `pg_` prefix.
 PG_OPERATIONS = frozenset(
     name
