@@ -20,6 +20,7 @@ from svc.ir import Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
+from svc.schema.remote_merge import merge_remotes
 from svc.timings import record
 
 PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per process; `configure_plan_cache` sets it at start
@@ -219,6 +220,7 @@ class State:
         started = time.perf_counter()
         try:
             built = build_schema(self.ir, role, view=self.role_view(role))
+            built = merge_remotes(built, self.metadata, role)  # issue 17
             errors: list[Exception] = list(validate_schema(built))  # checked path: now
         except Exception as exc:
             errors = [exc]
