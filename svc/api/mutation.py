@@ -9,6 +9,7 @@ GraphQL error.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,11 +23,15 @@ from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.mutation import Insert, InsertRow, MutationRoot
 from svc.plan.nodes import Const, Param
+from svc.sql.live_watch import NOTIFY_WRITES_SQL
 from svc.sql.mutation import render_answer_from_rows, render_insert_returning_row, render_write
 from svc.sql.render import Statement, render_root
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+# Databases whose mutations notify the tables they wrote (`SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE`
+# = mutations; `svc.api.live.registry.LiveQueries` adds its engine's).
+ANNOUNCING: weakref.WeakSet[Database] = weakref.WeakSet()
 # The session variables and the statement time limit (milliseconds), both transaction-local,
 # in one round trip.
 SESSION_SQL = "SELECT set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)"
@@ -163,4 +168,7 @@ async def execute_mutation(
     reached."""
     limit = db.timeout_setting(timeout)
     async with db.transaction() as conn:
-        return await MutationRunner(conn, tables, variables, session, limit).run(roots)
+        body = await MutationRunner(conn, tables, variables, session, limit).run(roots)
+        if db in ANNOUNCING:  # idle live queries hear the tables written, at commit
+            await conn.execute(NOTIFY_WRITES_SQL)
+        return body

@@ -36,6 +36,7 @@ import asyncpg
 import msgspec
 
 from svc.catalog.storage import NOTIFY_CHANNEL, READ_VERSION_SQL
+from svc.sql.live_watch import CHANNEL as LIVE_CHANNEL
 
 OnVersion = Callable[[int], Coroutine[Any, Any, None]]
 
@@ -62,6 +63,7 @@ class VersionListener:
         poll_seconds: float,
         max_retry_seconds: float = 0.5,
         query_timeout: float = 5.0,
+        on_live: Callable[[str | None], None] | None = None,
     ) -> None:
         if poll_seconds <= 0:
             raise ValueError("poll_seconds must be positive")
@@ -76,6 +78,9 @@ class VersionListener:
         self._conn: asyncpg.Connection | None = None
         self._pending: set[asyncio.Task[None]] = set()
         self._failed = False  # the last `on_version` raised: check again soon
+        # Idle live queries (`svc.api.live.watch`): each `svc_live` payload, and None
+        # whenever the `LISTEN` starts or ends (notifications may have been missed).
+        self.on_live = on_live
 
     def start(self) -> None:
         """Begin listening in a background task on the running loop (idempotent)."""
@@ -137,7 +142,10 @@ class VersionListener:
         conn.add_termination_listener(lambda _c: lost.set())
         try:
             await conn.add_listener(NOTIFY_CHANNEL, self._notified)
+            if self.on_live is not None:
+                await conn.add_listener(LIVE_CHANNEL, self._live_notified)
             self.connected = True
+            self._live_changed()
             await self._check(conn)  # at once: a change may have come while away
             loop = asyncio.get_running_loop()
             checked = loop.time()
@@ -155,7 +163,9 @@ class VersionListener:
         except Exception as exc:
             return str(exc) or type(exc).__name__
         finally:
-            self.connected = False
+            if self.connected:
+                self.connected = False
+                self._live_changed()
             self._conn = None
             if not conn.is_closed():
                 conn.terminate()
@@ -180,6 +190,14 @@ class VersionListener:
             self._failed = True
         else:
             self._failed = False
+
+    def _live_notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        if self.on_live is not None:
+            self.on_live(payload)
+
+    def _live_changed(self) -> None:
+        if self.on_live is not None:
+            self.on_live(None)
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         try:

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from svc.api.live.handle import LiveHandle
+from svc.api.live.watch import time_relative
 from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
 from svc.sql.live import LiveStatement
@@ -82,6 +83,10 @@ class Cohort:
     subscribers: set[LiveHandle] = field(default_factory=set)
     payload: bytes | None = None
     error: tuple[str, str] | None = None  # (code, message) of the error last pushed
+    clock: bool = field(init=False)  # its variables may read the clock: fetch every interval
+
+    def __post_init__(self) -> None:
+        self.clock = time_relative(self.vars)
 
     def join(self, handle: LiveHandle) -> None:
         """Add a subscriber; it gets the last body at once when there is one."""

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from typing import Any
 
 import msgspec
 
 from svc.api.live.cohort import Cohort
 from svc.api.live.handle import LiveHandle, _log
+from svc.api.live.watch import Tables, WriteWatch, watched_tables
 from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Database
 from svc.sql.live import LiveStatement
 
 _encode = msgspec.json.encode
+LOOKUP_RETRY_S = 30.0  # a live query whose tables could not be looked up tries again after
 
 
 class LiveQuery:
@@ -41,6 +44,7 @@ class LiveQuery:
         admin: bool,
         interval: float,
         batch_size: int,
+        watch: WriteWatch | None = None,
     ) -> None:
         self.db = db
         self.live = live
@@ -53,6 +57,15 @@ class LiveQuery:
         self._new: list[Cohort] = []  # cohorts not fetched yet
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # Idle polls (`svc.api.live.watch`): the tables whose writes are heard (None:
+        # unknown, always poll), whether one was written since the last poll, when to
+        # look the tables up (again), and how many interval polls were skipped.
+        self.watch = watch
+        self.tables: Tables | None = None
+        self.dirty = True
+        self._lookup_at = 0.0
+        self._lookup_failed = False
+        self.skipped = 0
 
     @property
     def subscribers(self) -> int:
@@ -113,7 +126,41 @@ class LiveQuery:
                 continue
             next_poll = loop.time() + self.interval
             self._new = []
-            await self.poll(list(self.cohorts.values()))
+            await self.poll(await self._due())
+
+    async def _due(self) -> list[Cohort]:
+        """The cohorts an interval's poll fetches: all of them, unless writes are heard
+        (`self.watch` active) and none of this query's tables was written since the last
+        poll; then only those fetched regardless (never fetched, failed, clock-reading)."""
+        cohorts = list(self.cohorts.values())
+        watch = self.watch
+        if watch is None or watch.mode == "off":
+            return cohorts
+        now = asyncio.get_running_loop().time()
+        if self.tables is None and now >= self._lookup_at:
+            self._lookup_at = now + LOOKUP_RETRY_S
+            try:
+                self.tables = await watched_tables(self.db, self.live.sql, watch.mode)
+            except Exception as exc:  # unreachable, or no privilege for a trigger
+                if not self._lookup_failed:
+                    _log(f"svc: live query polls every interval, tables unknown: {exc!r}")
+                self._lookup_failed = True
+            else:
+                if self.tables is None:
+                    self._lookup_at = math.inf  # functions or views: never skippable
+            self.dirty = True  # heard only from now on
+        if not self.dirty and self.tables is not None and watch.active:
+            due = [c for c in cohorts if c.payload is None or c.error is not None or c.clock]
+            self.skipped += len(due) < len(cohorts)
+            cohorts = due
+        # Cleared before the statement runs: a write its snapshot misses notifies after.
+        self.dirty = False
+        return cohorts
+
+    def touched(self, tables: Tables | None) -> None:
+        """A notification named `tables` (None: anything) as written: poll next time."""
+        if tables is None or self.tables is None or not tables.isdisjoint(self.tables):
+            self.dirty = True
 
     async def poll(self, cohorts: list[Cohort]) -> None:
         """Fetch `cohorts` in batches (one statement each, concurrently) and publish."""

@@ -14,6 +14,8 @@ from typing import Any
 
 from svc.api.live.handle import LiveHandle
 from svc.api.live.poller import LiveQuery
+from svc.api.live.watch import WriteWatch, parse_payload
+from svc.api.mutation import ANNOUNCING
 from svc.execute.db import Database
 from svc.sql.live import LiveStatement
 
@@ -23,11 +25,33 @@ class LiveQueries:
     (`--live-queries-multiplexed-refetch-interval` / 1000); `batch_size`: cohorts per
     statement (`--live-queries-multiplexed-batch-size`)."""
 
-    def __init__(self, db: Database, *, interval: float, batch_size: int) -> None:
+    def __init__(
+        self, db: Database, *, interval: float, batch_size: int, skip_idle: str = "off"
+    ) -> None:
+        """`skip_idle`: `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE` (`svc.api.live.watch.MODES`;
+        ValueError otherwise); with `mutations`, this engine's mutations announce the
+        tables they wrote."""
         self.db = db
         self.interval = interval
         self.batch_size = batch_size
         self.queries: dict[Any, LiveQuery] = {}
+        self.watch = WriteWatch(skip_idle)
+        if skip_idle == "mutations":
+            ANNOUNCING.add(db)
+
+    @property
+    def listens(self) -> bool:
+        """Whether the listener should `LISTEN svc_live` and hand notifications to
+        `touched` (a skip-idle mode is on)."""
+        return self.watch.mode != "off"
+
+    def touched(self, payload: str | None) -> None:
+        """A `svc_live` notification's payload (None: the listener connected or lost its
+        connection, so anything may have been missed): mark the live queries reading a
+        named table as written."""
+        tables = None if payload is None else parse_payload(payload)
+        for query in self.queries.values():
+            query.touched(tables)
 
     def add(
         self,
@@ -51,6 +75,7 @@ class LiveQueries:
                 admin=admin,
                 interval=self.interval,
                 batch_size=self.batch_size,
+                watch=self.watch,
             )
             self.queries[key] = query
         cohort = query.join(vars_text, handle)
@@ -62,6 +87,10 @@ class LiveQueries:
             return None
 
         handle.release = release
+
+    def skipped(self) -> int:
+        """Interval polls skipped as idle so far by the live queries held now (tests)."""
+        return sum(q.skipped for q in self.queries.values())
 
     def counts(self) -> tuple[int, int, int]:
         """(live queries, cohorts, subscribers) held now (tests and leak checks)."""
