@@ -1,0 +1,200 @@
+"""Event delivery (spec 4.10; Hasura `Eventing/EventTrigger.hs`): the `svc.workers` spec
+whose rows are `hdb_catalog.event_log` events. Each claimed event is POSTed to its
+trigger's webhook (`svc.workers.delivery`), the attempt is logged in
+`event_invocation_logs` and the event is marked delivered, due again after the retry
+interval, or errored, in one transaction that also releases its lock.
+
+The body is the reference's: `{"id", "table": {"schema", "name"}, "trigger": {"name"},
+"event": {"op", "data": {"old", "new"}, "session_variables"}, "delivery_info":
+{"current_retry", "max_retries"}, "created_at"}`; with `--stringify-numeric-types` the
+values of bigint/numeric columns are sent as strings (as the API returns them; numbers
+are read as decimals, so no digit is lost). An event whose trigger this process does not
+know (metadata not yet synced) or that is paused is put back for later without an
+attempt.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from svc.catalog.event_log import DUE, FINISH_SQL, LOG_INVOCATION_SQL, POSTPONE_SQL
+from svc.errors import SvcError
+from svc.execute.db import Database
+from svc.metadata.event_triggers import EventTrigger
+from svc.outbound import env_value, render_template, resolve_headers
+from svc.sql.claim import QueueTable
+from svc.workers.delivery import DeliveryResult, RetryPolicy, deliver
+from svc.workers.worker import Claimed, WorkerSpec
+
+QUEUE = QueueTable(
+    "hdb_catalog",
+    "event_log",
+    key="id",
+    key_type="text",
+    due=DUE,
+    order=("next_retry_at", "created_at"),
+)
+_decode_row = msgspec.json.Decoder(float_hook=decimal.Decimal)
+_encode = msgspec.json.Encoder(decimal_format="number")
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerInfo:
+    """What delivery needs of a trigger: the metadata `trigger` and `stringified` (the
+    columns of its table whose values are sent as strings; empty without
+    `--stringify-numeric-types`)."""
+
+    trigger: EventTrigger
+    stringified: frozenset[str] = frozenset()
+
+
+Lookup = Callable[[str], TriggerInfo | None]
+
+
+@dataclass(frozen=True, slots=True)
+class EventOptions:
+    """Worker options: `fetch_interval` (seconds, `--events-fetch-interval`),
+    `batch_size` (`--events-fetch-batch-size`), `concurrency` (deliveries at once,
+    `--events-http-pool-size`), `lock_timeout` (seconds before a lock not renewed is
+    stale and the event is claimed again), `postpone` (seconds before an event of an
+    unknown or paused trigger is tried again)."""
+
+    fetch_interval: float = 1.0
+    batch_size: int = 100
+    concurrency: int = 100
+    lock_timeout: float = 60.0
+    postpone: float = 5.0
+
+
+def _stringify(row: Any, names: frozenset[str]) -> Any:
+    if not isinstance(row, dict) or not names:
+        return row
+    return {
+        k: str(v)
+        if k in names and isinstance(v, int | decimal.Decimal) and not isinstance(v, bool)
+        else v
+        for k, v in row.items()
+    }
+
+
+def event_body(row: dict[str, Any], info: TriggerInfo) -> dict[str, Any]:
+    """The webhook body of an `event_log` row (as `row_to_json` gave it)."""
+    event = dict(row["payload"])
+    data = event.get("data")
+    if isinstance(data, dict) and info.stringified:
+        event["data"] = {k: _stringify(v, info.stringified) for k, v in data.items()}
+    return {
+        "id": row["id"],
+        "table": {"schema": row["schema_name"], "name": row["table_name"]},
+        "trigger": {"name": row["trigger_name"]},
+        "event": event,
+        "delivery_info": {
+            "current_retry": row["tries"],
+            "max_retries": info.trigger.retry_conf.num_retries,
+        },
+        "created_at": row["created_at"],
+    }
+
+
+def policy_of(trigger: EventTrigger) -> RetryPolicy:
+    """The trigger's `retry_conf` as a delivery policy."""
+    conf = trigger.retry_conf
+    backoff = "constant" if conf.backoff is msgspec.UNSET else conf.backoff
+    cap = None if conf.max_interval_sec is msgspec.UNSET else float(conf.max_interval_sec)
+    return RetryPolicy(
+        num_retries=conf.num_retries,
+        interval_sec=float(conf.interval_sec),
+        timeout_sec=float(conf.timeout_sec),
+        backoff=backoff,
+        max_interval_sec=cap,
+    )
+
+
+def webhook_url(trigger: EventTrigger) -> str:
+    """The URL now: a `{{ENV}}` template rendered, or `webhook_from_env` read; plus a
+    request transform's `query_params`. Raises SvcError when a variable is not set."""
+    if trigger.webhook_from_env is not msgspec.UNSET:
+        url = env_value(trigger.webhook_from_env)
+    else:
+        url = render_template(str(trigger.webhook))
+    transform = trigger.request_transform
+    params = transform.get("query_params") if isinstance(transform, dict) else None
+    if isinstance(params, dict) and params:
+        from urllib.parse import urlencode
+
+        url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in params.items()})
+    return url
+
+
+def _failed_resolution(exc: SvcError, body: Any, tries: int, policy: RetryPolicy) -> DeliveryResult:
+    """An attempt that could not be made (a variable not set): a failure like no answer."""
+    request = {"payload": body, "headers": [], "version": "2"}
+    response = {"type": "client_error", "data": {"message": exc.message}, "version": "2"}
+    if tries > policy.num_retries:
+        return DeliveryResult("error", None, None, request, response, 0.0)
+    return DeliveryResult("retry", None, policy.interval(tries), request, response, 0.0)
+
+
+async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
+    """One delivery of event `row` with its trigger's configuration."""
+    from svc.workers.transform import apply_transform
+
+    trigger = info.trigger
+    body: Any = event_body(row, info)
+    policy = policy_of(trigger)
+    tries = int(row["tries"]) + 1
+    try:
+        url = webhook_url(trigger)
+        headers = resolve_headers(trigger.header_confs())
+    except SvcError as exc:
+        return _failed_resolution(exc, body, tries, policy)
+    body, headers = apply_transform(trigger.request_transform, body, headers)
+    payload = _encode.encode(body)
+    return await deliver(
+        url, headers, payload, tries=tries, policy=policy, idempotency_key=str(row["id"])
+    )
+
+
+def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> WorkerSpec:
+    """The worker spec delivering `event_log`; `lookup(trigger name)` gives the current
+    configuration of a trigger (None: unknown to this process now)."""
+
+    async def handle(item: Claimed) -> None:
+        row = _decode_row.decode(item.row)
+        info = lookup(row["trigger_name"])
+        if info is None or info.trigger.paused is True:
+            async with db.pool.acquire() as conn:
+                await conn.execute(POSTPONE_SQL, item.key, str(options.postpone))
+            return
+        result = await attempt(info, row)
+        retry_in = None if result.retry_in is None else str(result.retry_in)
+        async with db.transaction() as conn:
+            await conn.execute(
+                LOG_INVOCATION_SQL,
+                item.key,
+                None if result.status is None else str(result.status),
+                _encode.encode(result.request_log).decode(),
+                _encode.encode(result.response_log).decode(),
+            )
+            await conn.execute(
+                FINISH_SQL,
+                item.key,
+                str(result.outcome == "success").lower(),
+                str(result.outcome == "error").lower(),
+                retry_in,
+            )
+
+    return WorkerSpec(
+        name="event-triggers",
+        queue=QUEUE,
+        handle=handle,
+        fetch_interval=options.fetch_interval,
+        batch_size=options.batch_size,
+        concurrency=options.concurrency,
+        lock_timeout=options.lock_timeout,
+    )
