@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from svc.api import dml
+from svc.api import dml, event_triggers, legacy_writes
 from svc.api.actions import ops as action_ops
 from svc.api.collections import with_collection_operations
 from svc.api.remote_ops import remote_operations
@@ -437,6 +437,8 @@ PG_OPERATIONS = frozenset(
 OPERATIONS.update({f"pg_{name}": OPERATIONS[name] for name in PG_OPERATIONS})
 OPERATIONS.update(with_scheduled_operations(OPERATIONS))  # issue 15: cron, one-off events
 OPERATIONS.update(action_ops.OPERATIONS)  # issue 16: actions and custom types
+OPERATIONS.update(legacy_writes.OPERATIONS)  # issue 14: update, delete, count (svc.user set)
+OPERATIONS.update(event_triggers.with_event_triggers(OPERATIONS))  # issue 14: capture in step
 
 # Operations that never write: they run without taking the metadata row lock.
 READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})
