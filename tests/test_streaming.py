@@ -13,13 +13,24 @@ from typing import Any
 
 import pytest
 from gql import Client, gql
-from graphql import GraphQLInputObjectType, GraphQLNonNull, get_named_type
+from graphql import (
+    GraphQLInputObjectType,
+    GraphQLNonNull,
+    get_introspection_query,
+    get_named_type,
+    graphql_sync,
+    print_schema,
+    validate_schema,
+)
 
 from svc.api.engine import Engine
 from svc.config import Config
 from svc.errors import SvcError
+from svc.schema.build import SchemaBuilder, build_schema
 from svc.schema.stream import streaming_enabled
+from svc.schema.types import CheckedTypes
 from tests.support import ServerProcess, create_database
+from tests.test_schema_build import _assert_same, _unvalidated
 from tests.test_websocket import Transport, ws_url
 
 FEATURE = {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "streaming_subscriptions"}
@@ -161,6 +172,27 @@ async def _schema_only_with_the_feature(url: str, monkeypatch: pytest.MonkeyPatc
         }
         ordering = schema.get_type("cursor_ordering")
         assert set(ordering.values) == {"ASC", "DESC"}  # type: ignore[union-attr]
+
+
+def test_streaming_schema_is_valid_and_checked(new_database: Callable[[], str]) -> None:
+    run(_streaming_schema_is_valid_and_checked, new_database())
+
+
+async def _streaming_schema_is_valid_and_checked(url: str) -> None:
+    """The fast type construction equals graphql-core's own with `x_stream` too, graphql-core
+    finds the schema valid, and the introspection query runs on it."""
+    async with engine(url) as eng:
+        ir = eng.state.ir
+        for role in ("admin", "user", "capped"):
+            fast = build_schema(ir, role, streaming=True)
+            assert validate_schema(_unvalidated(fast)) == []
+            checked = SchemaBuilder(ir, role, types=CheckedTypes(), streaming=True).build()
+            assert print_schema(fast) == print_schema(checked)
+            for name, named in fast.type_map.items():
+                _assert_same(named, checked.type_map[name], name)
+            assert "item_stream" in print_schema(fast)
+            result = graphql_sync(fast, get_introspection_query())
+            assert result.errors is None
 
 
 def test_batches_then_only_new_rows(new_database: Callable[[], str], streaming: None) -> None:
