@@ -137,6 +137,13 @@ class Config:
     metrics_secret: str = ""
     log_level: str = "info"
     enable_console: bool = False
+    # Event delivery (issue 14; svc/workers/events.py): seconds between claims once the
+    # queue is drained, events claimed at once, deliveries in flight, seconds before a
+    # lock not renewed is stale (its process died) and the event is claimed again.
+    events_fetch_interval: float = 1.0
+    events_fetch_batch_size: int = 100
+    events_http_pool_size: int = 100
+    events_lock_timeout: float = 60.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -182,6 +189,10 @@ class Config:
             "metrics_secret": e.get("SVC_GRAPHQL_METRICS_SECRET", ""),
             "log_level": _log_level(e.get("SVC_GRAPHQL_LOG_LEVEL")),
             "enable_console": _bool(e.get("SVC_GRAPHQL_ENABLE_CONSOLE")),
+            "events_fetch_interval": _seconds(e, "SVC_GRAPHQL_EVENTS_FETCH_INTERVAL", 1.0),
+            "events_fetch_batch_size": _positive(e, "SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE", 100),
+            "events_http_pool_size": _positive(e, "SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE", 100),
+            "events_lock_timeout": _seconds(e, "SVC_GRAPHQL_EVENTS_LOCK_TIMEOUT", 60.0),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -178,6 +178,35 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         default="on with the embedded Postgres, else off",
         choices=("true", "false"),
     ),
+    # Event delivery (issue 14)
+    Option(
+        "--events-fetch-interval",
+        "SVC_GRAPHQL_EVENTS_FETCH_INTERVAL",
+        "seconds between event claims once the queue is drained",
+        default="1",
+        kind=float,
+    ),
+    Option(
+        "--events-fetch-batch-size",
+        "SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE",
+        "events claimed at once per process",
+        default="100",
+        kind=int,
+    ),
+    Option(
+        "--events-http-pool-size",
+        "SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE",
+        "event deliveries in flight at once per process",
+        default="100",
+        kind=int,
+    ),
+    Option(
+        "--events-lock-timeout",
+        "SVC_GRAPHQL_EVENTS_LOCK_TIMEOUT",
+        "seconds after which a claimed event whose process died is claimed again",
+        default="60",
+        kind=float,
+    ),
 )
 
 
