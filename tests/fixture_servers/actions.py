@@ -182,10 +182,22 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(400, exc.body)
 
 
+def _bind(port: int, wait_s: float = 120.0) -> HTTPServer:
+    """The server on `port`, waiting while another run of the corpus holds the port."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return HTTPServer(("127.0.0.1", port), Handler)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 @contextlib.contextmanager
 def serve(port: int = PORT) -> Iterator[HTTPServer]:
     """The `actions` fixture on 127.0.0.1:`port` until the block ends."""
-    server = HTTPServer(("127.0.0.1", port), Handler)
+    server = _bind(port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
