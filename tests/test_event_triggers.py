@@ -8,6 +8,7 @@ errors, dependencies, retries (R4), rolled-back mutations (R8) and bad webhooks.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import time
 from collections.abc import Iterator
@@ -164,7 +165,7 @@ def test_retries_as_configured_and_timeout_counts_r4(srv, hook, table) -> None:
     for path in ("/flaky", "/slow"):
         mine = [g for g in got if g.path == path]
         assert [g.json["delivery_info"]["current_retry"] for g in mine] == [0, 1, 2]
-        gaps = [b.at - a.at for a, b in zip(mine, mine[1:], strict=False)]
+        gaps = [b.at - a.at for a, b in itertools.pairwise(mine)]
         assert all(0.9 <= gap <= 2.5 for gap in gaps), (path, gaps)
     with pytest.raises(queue.Empty):
         hook.pop(2.0)
@@ -262,7 +263,8 @@ def test_unreachable_and_non_json_webhooks(srv, hook, table) -> None:
         res = sql(
             srv,
             "SELECT e.trigger_name, e.delivered, e.error, l.response::json->>'type' "
-            "FROM hdb_catalog.event_log e JOIN hdb_catalog.event_invocation_logs l ON l.event_id = e.id "
+            "FROM hdb_catalog.event_log e "
+            "JOIN hdb_catalog.event_invocation_logs l ON l.event_id = e.id "
             "WHERE e.trigger_name IN ('html', 'gone') ORDER BY 1",
         )["result"][1:]
         if len(res) == 2:
