@@ -33,9 +33,12 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.remote_call import post_graphql, request_headers
 from svc.api.remote_join import JoinWork, has_remote_relationships, stitch, strip_relationships
+from svc.api.remote_translate import translate_call
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import find_remote
 from svc.plan.operation import PlanInput, plan_operation
+from svc.schema.remote_custom import Customization
+from svc.schema.remote_registry import lookup
 from svc.sql.render import render_query
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
@@ -131,7 +134,7 @@ async def run_remote(
     for name in dict.fromkeys(remote.values()):
         nodes = [n for a, ns in fields.items() if remote.get(a) == name for n in ns]
         answer = await _call_remote(
-            state, name, op, nodes, prepared.fragments, req, session, client_headers
+            state, name, op, nodes, prepared.fragments, req, session, client_headers, schema
         )
         if isinstance(answer.get("data"), dict):
             data.update(answer["data"])
@@ -205,11 +208,34 @@ async def _call_remote(
     req: Any,
     session: dict[str, str],
     client_headers: list[tuple[str, str]] | None,
+    schema: Any = None,
 ) -> dict[str, Any]:
-    """Send root fields `nodes` to remote `name`; its decoded answer."""
+    """Send root fields `nodes` to remote `name` (in its own names when customized,
+    `svc.api.remote_translate`); its decoded answer, `data` in the client's names."""
     entry = find_remote(state.metadata, name)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {name} does not exist")
+    custom = Customization.of(entry)
+    back = None
+    if custom is not None and schema is not None:
+        found = lookup(entry)
+        types = [t["name"] for t in found.data["__schema"]["types"]] if found and found.data else []
+        nodes, fragments, defs, back = translate_call(
+            schema,
+            _root_type(schema, op),
+            custom,
+            types,
+            nodes,
+            fragments,
+            tuple(op.variable_definitions or ()),
+        )
+        op = OperationDefinitionNode(
+            operation=op.operation,
+            name=op.name,
+            variable_definitions=defs,
+            directives=(),
+            selection_set=op.selection_set,
+        )
     text, names = remote_document(op, nodes, fragments)
     body: dict[str, Any] = {"query": text}
     given = req.variables or {}
@@ -220,4 +246,6 @@ async def _call_remote(
     answer, _ = await post_graphql(entry, body, request_headers(entry, session, client_headers))
     if not isinstance(answer, dict):
         raise SvcError(ErrorCode.UNEXPECTED, "Invalid response from remote")
+    if back is not None and isinstance(answer.get("data"), dict):
+        answer["data"] = back(answer["data"])
     return answer

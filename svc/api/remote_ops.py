@@ -15,12 +15,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from graphql import GraphQLSchema, build_client_schema, get_named_type
+from graphql import (
+    GraphQLScalarType,
+    GraphQLSchema,
+    build_client_schema,
+    get_named_type,
+    print_type,
+)
 
 from svc.api.remote_fetch import ensure, fetch, introspect
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
 from svc.schema import build_schema
+from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
 from svc.schema.remote_permissions import check_subset
 from svc.schema.remote_registry import Introspected, lookup, record
@@ -38,6 +45,9 @@ def _name(args: Any) -> str:
 def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
     """Refuse `entry` when its root fields or types clash with the schema so far."""
     current: GraphQLSchema = merge_remotes(build_schema(ctx.ir, "admin"), ctx.metadata, "admin")
+    custom = Customization.of(entry)
+    if custom is not None:
+        data = custom.customize(data)
     remote = build_client_schema(data)  # type: ignore[arg-type]
     for ours, theirs in (
         (current.query_type, remote.query_type),
@@ -45,7 +55,10 @@ def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
     ):
         if ours is None or theirs is None:
             continue
-        for name in theirs.fields:
+        names = (
+            list(theirs.fields) if custom is None or not custom.namespace else [custom.namespace]
+        )
+        for name in names:
             if name in ours.fields and name != "no_queries_available":
                 from_remote = "svc_remote" in ours.fields[name].extensions
                 raise SvcError(
@@ -58,7 +71,9 @@ def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
         mine = current.type_map.get(name)
         if name.startswith("__") or t in roots or mine is None:
             continue
-        if type(mine) is not type(t) or not hasattr(t, "serialize"):
+        same = type(mine) is type(t) and print_type(mine) == print_type(t)
+        scalars = isinstance(t, GraphQLScalarType) and isinstance(mine, GraphQLScalarType)
+        if not same and not scalars:
             raise SvcError(
                 ErrorCode.INVALID_CONFIGURATION,
                 f"Inconsistent object: Found conflicting definitions for GraphQL type '{name}'",

@@ -24,8 +24,8 @@ from graphql import (
     GraphQLNamedType,
     GraphQLNonNull,
     GraphQLObjectType,
-    GraphQLScalarType,
     GraphQLSchema,
+    GraphQLUnionType,
     build_client_schema,
     get_named_type,
     is_input_object_type,
@@ -38,6 +38,7 @@ from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema import build as schema_build
 from svc.schema.info import FieldInfo
+from svc.schema.remote_custom import Customization
 from svc.schema.remote_permissions import role_schema
 from svc.schema.remote_registry import lookup
 
@@ -62,9 +63,13 @@ def _retype(t: Any, swap: dict[str, GraphQLNamedType]) -> Any:
 
 
 def _swap_types(types: list[GraphQLNamedType], swap: dict[str, GraphQLNamedType]) -> None:
-    """Point every field, argument and input field of `types` at `swap`'s types."""
+    """Point every field, argument, input field, interface and union member of `types`
+    at `swap`'s types."""
     for t in types:
+        if isinstance(t, GraphQLUnionType):
+            t.types = [swap.get(m.name, m) for m in t.types]
         if is_object_type(t) or is_interface_type(t):
+            t.interfaces = [swap.get(i.name, i) for i in t.interfaces]  # type: ignore[attr-defined]
             for field in t.fields.values():  # type: ignore[attr-defined]
                 field.type = _retype(field.type, swap)
                 for arg in field.args.values():
@@ -77,30 +82,44 @@ def _swap_types(types: list[GraphQLNamedType], swap: dict[str, GraphQLNamedType]
 class _Remote:
     """One remote's schema for this merge: root fields and the types to add."""
 
-    def __init__(self, name: str, remote: GraphQLSchema, ours: dict[str, GraphQLNamedType]):
+    def __init__(
+        self,
+        name: str,
+        remote: GraphQLSchema,
+        ours: dict[str, GraphQLNamedType],
+        namespace: str | None = None,
+    ):
         roots = {remote.query_type, remote.mutation_type, remote.subscription_type}
         self.types = [
             t
             for n, t in remote.type_map.items()
             if not n.startswith("__") and t not in roots and n not in ours
         ]
-        swap = {
-            n: ours[n]
-            for n, t in remote.type_map.items()
-            if n in ours and isinstance(t, GraphQLScalarType) and not n.startswith("__")
-        }
+        # A type svc (or an earlier remote) already has is that one: the reference
+        # accepts a scalar of the same name, or an identical definition (two remotes
+        # sharing `Character`); `add_remote_schema` refuses other clashes.
+        swap = {n: ours[n] for n in remote.type_map if n in ours and not n.startswith("__")}
         if swap:
             _swap_types(list(remote.type_map.values()), swap)
         self.name = name
-        self.query = self._fields(name, remote.query_type)
-        self.mutation = self._fields(name, remote.mutation_type)
+        self.query = self._fields(name, remote.query_type, namespace, "query")
+        self.mutation = self._fields(name, remote.mutation_type, namespace, "mutation")
         self.schema = remote
 
     @staticmethod
-    def _fields(name: str, root: GraphQLObjectType | None) -> dict[str, GraphQLField]:
+    def _fields(
+        name: str, root: GraphQLObjectType | None, namespace: str | None, kind: str
+    ) -> dict[str, GraphQLField]:
+        """The remote's root fields as svc's root fields (under one field `namespace`,
+        of type `<namespace>_<kind>`, when the remote has a root fields namespace)."""
         if root is None:
             return {}
         ext = {"svc": REMOTE_INFO, "svc_remote": name}
+        if namespace is not None:
+            inner = _Remote._fields(name, root, None, kind)
+            holder = GraphQLObjectType(f"{namespace}_{kind}", inner)
+            ns_ext = {**ext, "svc_namespace": namespace}
+            return {namespace: GraphQLField(holder, extensions=ns_ext)}
         return {
             n: GraphQLField(
                 f.type,
@@ -130,10 +149,13 @@ def merge_remotes(schema: GraphQLSchema, md: Metadata, role: str) -> GraphQLSche
         found = lookup(entry)
         if found is None or found.data is None:
             continue
-        remote = _remote_schema(role, found.data, entry)
+        custom = Customization.of(entry)
+        data = custom.customize(found.data) if custom is not None else found.data
+        remote = _remote_schema(role, data, entry)
         if remote is None:
             continue
-        part = _Remote(entry.name, remote, ours)
+        namespace = custom.namespace if custom is not None else None
+        part = _Remote(entry.name, remote, ours, namespace)
         ours.update({t.name: t for t in part.types})
         merged.append(part)
     query = _root("query_root", schema.query_type, [p.query for p in merged])
