@@ -12,6 +12,11 @@ N subscribers (default 1,000 and 5,000) with 10% distinct variable sets subscrib
   database in `pg_stat_database`: every statement svc runs outside a transaction is one),
   beside the multiplexed statements a poll needs (ceil(cohorts / batch size) per interval).
 
+`--skip-idle off,triggers` runs each size once per `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE`
+mode (issue 13 "an idle database costs nothing"): with `triggers` the idle statements
+should fall to ~0 and the writes (plain `UPDATE`s, heard through the trigger) are still
+pushed; with `mutations` the writes go through svc's GraphQL `update_item` instead.
+
 Results go to `bench/results/subscriptions-<date>.json`; README "Performance" quotes them.
 Targets (issue 13): 5,000 subscribers on one worker with p95 push <= 1.5 s after the write
 at the default interval, RSS <= 250 MB, <= 1 statement per batch per interval.
@@ -24,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 import websockets
 
 from bench.common import RESULTS, create_database, engine, metadata, say, today
@@ -42,6 +49,7 @@ from bench.servers import start_svc, status_kb, tree
 from svc.embedded import EmbeddedPostgres
 
 QUERY = "subscription ($g: Int!) { item(where: {grp: {_eq: $g}}) { id val } }"
+UPDATE = "mutation ($k: Int!) { update_item(where: {}, _set: {val: $k}) { affected_rows } }"
 BATCH_SIZE = 100  # svc's default `--live-queries-multiplexed-batch-size`
 INTERVAL_S = 1.0  # svc's default `--live-queries-multiplexed-refetch-interval`
 
@@ -165,11 +173,14 @@ async def statements_per_second(url: str, seconds: float) -> dict[str, float]:
     return out
 
 
-async def run_size(admin_url: str, n: int, per_connection: int, writes: int) -> dict[str, Any]:
+async def run_size(
+    admin_url: str, n: int, per_connection: int, writes: int, skip_idle: str = "off"
+) -> dict[str, Any]:
     """One measurement with `n` subscribers; see the module docstring."""
     groups = max(1, n // 10)
     url = await create_database(admin_url, "subs")
     await setup(url, groups)
+    os.environ["SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE"] = skip_idle  # start_svc passes it on
     server = start_svc(url, 1)
     try:
         server.wait_ready(1)
@@ -190,7 +201,8 @@ async def run_size(admin_url: str, n: int, per_connection: int, writes: int) -> 
         worker = max(tree(server.proc.pid), key=lambda p: status_kb(p, "VmRSS"))
         rss_mb = status_kb(worker, "VmRSS") / 1024
         rates = await statements_per_second(url, 10.0)
-        latencies = await measure_writes(url, subs, writes)
+        via = server.url if skip_idle == "mutations" else None
+        latencies = await measure_writes(url, subs, writes, via)
         rss_after_mb = status_kb(worker, "VmRSS") / 1024
         closed = time.monotonic()
         await asyncio.gather(*(s.ws.close() for s in sockets))
@@ -201,6 +213,7 @@ async def run_size(admin_url: str, n: int, per_connection: int, writes: int) -> 
         server.stop()
     cohorts = groups
     return {
+        "skip_idle": skip_idle,
         "subscribers": n,
         "sockets": len(sockets),
         "cohorts": cohorts,
@@ -214,15 +227,24 @@ async def run_size(admin_url: str, n: int, per_connection: int, writes: int) -> 
     }
 
 
-async def measure_writes(url: str, subs: list[Subscriber], writes: int) -> list[float]:
-    """`writes` times: commit `val = k` for every row, then wait until every subscriber
+async def measure_writes(
+    url: str, subs: list[Subscriber], writes: int, graphql: str | None = None
+) -> list[float]:
+    """`writes` times: commit `val = k` for every row (a plain `UPDATE`, or svc's
+    `update_item` mutation at `graphql` when given), then wait until every subscriber
     saw `k`; the latency per subscriber is its arrival minus the commit."""
     latencies: list[float] = []
     conn = await asyncpg.connect(url)
+    client = httpx.AsyncClient(timeout=30)
     try:
         for k in range(1, writes + 1):
             await asyncio.sleep(random.random() * INTERVAL_S)  # any phase of the poll
-            await conn.execute("update item set val = $1", k)
+            if graphql is None:
+                await conn.execute("update item set val = $1", k)
+            else:
+                body = {"query": UPDATE, "variables": {"k": k}}
+                r = await client.post(graphql, json=body)
+                assert "errors" not in r.json(), r.text
             committed = time.monotonic()
             ok = await wait_until(lambda k=k: all(k in s.arrived for s in subs), 60)
             got = [s.arrived[k] - committed for s in subs if k in s.arrived]
@@ -233,6 +255,7 @@ async def measure_writes(url: str, subs: list[Subscriber], writes: int) -> list[
             latencies += got
     finally:
         await conn.close()
+        await client.aclose()
     return latencies
 
 
@@ -254,20 +277,23 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def report(results: list[dict[str, Any]]) -> None:
     print(
-        "\n| subscribers | sockets | cohorts | push p50 | p95 | max | worker RSS | "
+        "\n| skip idle | subscribers | sockets | cohorts | push p50 | p95 | max | worker RSS | "
         "idle multiplexed statements/s (needed) | all statements/s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         lat = r["push_latency_s"]
         print(
-            f"| {r['subscribers']:,} | {r['sockets']:,} | {r['cohorts']:,} | "
+            f"| {r['skip_idle']} | {r['subscribers']:,} | {r['sockets']:,} | {r['cohorts']:,} | "
             f"{lat['p50']:.3f} s | {lat['p95']:.3f} s | {lat['max']:.3f} s | "
             f"{r['worker_rss_mb']:.0f} MB | {r['idle_multiplexed_statements_per_s']:.2f} "
             f"({r['multiplexed_statements_per_interval']}) | "
             f"{r['idle_all_statements_per_s']:.2f} |"
         )
-    big = max(results, key=lambda r: r["subscribers"])
+    big = max(
+        [r for r in results if r["skip_idle"] == "off"] or results,
+        key=lambda r: r["subscribers"],
+    )
     checks = [
         ("p95 push <= 1.5 s", big["push_latency_s"]["p95"] <= 1.5),
         ("worker RSS <= 250 MB", big["worker_rss_after_writes_mb"] <= 250),
@@ -286,16 +312,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1000,5000", help="subscriber counts (1000,5000)")
     p.add_argument("--per-connection", type=int, default=1, help="subscriptions per socket (1)")
     p.add_argument("--writes", type=int, default=5, help="writes measured per size (5)")
+    p.add_argument(
+        "--skip-idle",
+        default="off",
+        help="SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE modes to run, comma-separated (off)",
+    )
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    modes = [m for m in args.skip_idle.split(",") if m]
     results: list[dict[str, Any]] = []
     with postgres_with_statements() as admin_url:
-        for n in sizes:
-            say(f"-- {n} subscribers")
-            results.append(asyncio.run(run_size(admin_url, n, args.per_connection, args.writes)))
+        for mode in modes:
+            for n in sizes:
+                say(f"-- {n} subscribers, skip idle: {mode}")
+                run = run_size(admin_url, n, args.per_connection, args.writes, mode)
+                results.append(asyncio.run(run))
     report(results)
     RESULTS.mkdir(parents=True, exist_ok=True)
     suffix = "" if args.per_connection == 1 else f"-per{args.per_connection}"
+    suffix += "" if modes == ["off"] else "-idle-" + "-".join(modes)
     out = RESULTS / f"subscriptions-{today()}{suffix}.json"
     out.write_text(json.dumps({"date": today(), "results": results}, indent=1) + "\n")
     say(f"wrote {out}")
