@@ -235,6 +235,48 @@ async def _desc_and_where(url: str) -> None:
         await insert(eng, "a", "i6")  # id 6 is above the cursor: never sent descending
         await inbox.silent()
         await handle.stop()
+        whole = Inbox()  # the whole cursor as a variable (the enum's value DESC)
+        q = (
+            "subscription ($c: [item_stream_cursor_input]!) "
+            "{ s: item_stream(batch_size: 4, cursor: $c) { id } }"
+        )
+        cursor = [{"initial_value": {"id": 3}, "ordering": "DESC"}]
+        handle = await eng.subscribe(
+            {"query": q, "variables": {"c": cursor}}, "admin", {}, whole.push
+        )
+        assert await whole.ids() == [2, 1]
+        await handle.stop()
+
+
+def test_slow_client_gets_every_batch_in_order(
+    new_database: Callable[[], str], streaming: None
+) -> None:
+    run(_slow_client_gets_every_batch_in_order, new_database())
+
+
+async def _slow_client_gets_every_batch_in_order(url: str) -> None:
+    """Batches are queued, never replaced; a client 4 batches behind pauses its cohort."""
+    async with engine(url) as eng:
+        await insert(eng, "b", *(f"n{i}" for i in range(10)))  # ids 6..15
+        got: list[int] = []
+        backlogs: list[int] = []
+        done = asyncio.Event()
+        handle_box: list[Any] = []
+
+        async def slow_push(body: bytes) -> None:
+            await asyncio.sleep(0.25)  # 2.5 poll intervals per message
+            got.extend(row["id"] for row in json.loads(body)["data"]["s"])
+            backlogs.append(handle_box[0].backlog)
+            if len(got) >= 15:
+                done.set()
+
+        raw = {"query": STREAM, "variables": {"size": 1, "from": 0}}
+        handle = await eng.subscribe(raw, "admin", {}, slow_push)
+        handle_box.append(handle)
+        await asyncio.wait_for(done.wait(), 20)
+        assert got == list(range(1, 16))  # none lost, none twice, in order
+        assert max(backlogs) <= 4  # the poll waits for the socket
+        await handle.stop()
 
 
 def test_permissions(new_database: Callable[[], str], streaming: None) -> None:
