@@ -33,6 +33,7 @@ from graphql import (
     print_ast,
 )
 from graphql.execution.collect_fields import collect_fields
+from graphql.execution.values import get_argument_values
 
 from svc.api.remote_call import post_graphql, request_headers
 from svc.errors import ErrorCode, SvcError
@@ -153,7 +154,7 @@ class JoinWork:
     op: OperationDefinitionNode
     session: dict[str, str]
     client: list[tuple[str, str]] | None
-    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode]]] = field(
+    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode], Any]] = field(
         default_factory=list
     )
 
@@ -169,7 +170,10 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
     for alias, nodes in fields.items():
         rel = _rel_of(parent, nodes[0].name.value)
         if rel is not None:
-            work.found.append((value, alias, rel, nodes))
+            given = get_argument_values(
+                parent.fields[nodes[0].name.value], nodes[0], work.variables
+            )
+            work.found.append((value, alias, rel, nodes, given))
             continue
         fdef = parent.fields.get(nodes[0].name.value)
         sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
@@ -200,9 +204,10 @@ async def stitch(
             SelectionSetNode(selections=tuple(sub)),
         )
     groups: dict[tuple[Any, ...], tuple[RemoteRelationship, list[Any]]] = {}
-    for obj, alias, rel, nodes in work.found:
+    for obj, alias, rel, nodes, given in work.found:
         shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
-        groups.setdefault((rel.table, rel.name, shape), (rel, []))[1].append((obj, alias, nodes))
+        key = (rel.table, rel.name, shape)
+        groups.setdefault(key, (rel, []))[1].append((obj, alias, nodes, given))
     for rel, items in groups.values():
         await _join(state, work, rel, items)
     for obj, *_ in work.found:
@@ -219,6 +224,17 @@ def _arguments(spec: dict[str, Any], obj: dict[str, Any]) -> Any:
     if isinstance(spec, list):
         return [_arguments(v, obj) for v in spec]
     return spec
+
+
+def _merge(client: Any, fixed: Any) -> Any:
+    """The client's arguments with the relationship's fixed ones merged in (objects
+    merged key by key; the relationship's value wins elsewhere)."""
+    if isinstance(client, dict) and isinstance(fixed, dict):
+        out = dict(client)
+        for k, v in fixed.items():
+            out[k] = _merge(client.get(k), v) if k in client else v
+        return out
+    return fixed
 
 
 def _literal(value: Any, type_: Any) -> ValueNode:
@@ -282,7 +298,7 @@ async def _join(
     state: Any,
     work: JoinWork,
     rel: RemoteRelationship,
-    items: list[tuple[dict[str, Any], str, list[FieldNode]]],
+    items: list[tuple[dict[str, Any], str, list[FieldNode], Any]],
 ) -> None:
     """One remote call answering every occurrence in `items`."""
     chain = _field_chain(rel)
@@ -291,11 +307,12 @@ async def _join(
     placed: list[tuple[dict[str, Any], str, int | None]] = []
     import msgspec
 
-    for obj, alias, nodes in items:
+    for obj, alias, nodes, given in items:
         if any(obj.get(f"\0{HIDDEN}{c}") is None for c in rel.svc_fields):
             placed.append((obj, alias, None))
             continue
         args = [_arguments(a, obj) for _, a in chain]
+        args[-1] = _merge(given or {}, args[-1] or {})
         key = msgspec.json.encode(args).decode()
         if key not in sets:
             sets[key] = len(calls)

@@ -198,21 +198,23 @@ def _table_types(schema: GraphQLSchema) -> dict[Any, GraphQLObjectType]:
     return out
 
 
-def _target_type(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
-    """The type of the innermost field of `rel.remote_field` in the remote, or None."""
+def _target_field(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
+    """`(innermost field of rel.remote_field in the remote, its fixed arguments)`, or
+    None when the path does not exist."""
     parent: Any = remote.query_type
     spec: Any = rel.remote_field
-    t: Any = None
+    found: Any = None
     while isinstance(spec, dict) and spec:
         name, inner = next(iter(spec.items()))
         named = get_named_type(parent) if parent is not None else None
         fields = getattr(named, "fields", None)
         if not fields or name not in fields:
             return None
-        t = fields[name].type
-        parent = t
-        spec = inner.get("field") if isinstance(inner, dict) else None
-    return t
+        inner = inner if isinstance(inner, dict) else {}
+        found = (fields[name], inner.get("arguments") or {})
+        parent = fields[name].type
+        spec = inner.get("field")
+    return found
 
 
 def _add_relationships(
@@ -230,8 +232,14 @@ def _add_relationships(
         part, obj = by_name.get(rel.remote_schema), tables.get(rel.table)
         if part is None or obj is None or not all(c in obj.fields for c in rel.svc_fields):
             continue
-        t = _target_type(part.schema, rel)
-        if t is None:
+        found = _target_field(part.schema, rel)
+        if found is None:
             continue
+        target, fixed = found
+        # The remote field's other arguments stay the client's to give; an input object
+        # the relationship fills in part is merged with the client's at execution.
+        args = {
+            n: a for n, a in target.args.items() if n not in fixed or isinstance(fixed[n], dict)
+        }
         ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel}
-        obj.fields[rel.name] = GraphQLField(t, extensions=ext)
+        obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
