@@ -399,7 +399,8 @@ def test_multi_line_queries_are_literal_blocks() -> None:
             "tables.yaml: $[1].object_relationships[0].name: Expected `str`, got `int`",
         ),
         ({"version.yaml": "version: 3\n"}, "version.yaml: $.version: unsupported"),
-        ({"actions.graphql": "type Query { a: Int }\n"}, "actions.graphql: $: actions and"),
+        ({"actions.graphql": "type Query { a: Int }\n"}, 'actions.graphql: $: action "a" has'),
+        ({"actions.graphql": "type Query {\n"}, "actions.graphql: $: not valid GraphQL SDL"),
         ({"actions.yaml": "actions: {}\n"}, "actions.yaml: $.actions: expected a list"),
         # Typed parts (issue 12): a value of the wrong type is refused at its place.
         (

@@ -16,9 +16,9 @@ order of their entries or keys give the same files:
 - YAML is block style, sequences indented under their key, multi-line strings as literal
   blocks, no anchors, UTF-8, one trailing newline.
 
-svc has no actions yet: `actions.yaml` keeps `actions` and `custom_types` as JSON-like
-YAML, and `actions.graphql` is written empty; reading a non-empty `actions.graphql` is an
-error rather than a silent loss.
+Actions and custom types are split between `actions.graphql` (their GraphQL: types,
+arguments, fields, descriptions) and `actions.yaml` (handlers, headers, permissions,
+relationships): `svc.metadata.actions_sdl`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from svc.errors import SvcError
+from svc.metadata.actions_sdl import SdlError, join_actions, split_actions
 from svc.metadata.model import Metadata, metadata_from_obj, metadata_to_obj
 
 VERSION = 2
@@ -410,14 +411,8 @@ def metadata_to_files(md: Metadata) -> dict[str, str]:
     files = {"version.yaml": dump_yaml({"version": VERSION})}
     for key, file in LIST_FILES.items():
         files[file] = dump_yaml(canonical(obj.get(key) or [], key))
-    empty: dict[str, Any] = {kind: [] for kind in CUSTOM_TYPE_KINDS}
-    custom_types = empty | dict(obj.get("custom_types") or {})
-    actions = {
-        "actions": canonical(obj.get("actions") or [], "actions"),
-        "custom_types": canonical(custom_types, "custom_types"),
-    }
-    files["actions.yaml"] = dump_yaml(actions)
-    files["actions.graphql"] = ""
+    actions, files["actions.graphql"] = split_actions(obj)  # issue 16: SDL + YAML
+    files["actions.yaml"] = dump_yaml(canonical(actions, "actions.yaml"))
     files["api_limits.yaml"] = dump_yaml(canonical(obj.get("api_limits") or {}, "api_limits"))
     introspection = obj.get("graphql_schema_introspection") or {"disabled_for_roles": []}
     files["graphql_schema_introspection.yaml"] = dump_yaml(introspection)
@@ -510,24 +505,18 @@ def metadata_from_files(files: Mapping[str, str]) -> Metadata:
         )
     lists = {key: _list_file(files, file) for key, file in LIST_FILES.items()}
     actions = _mapping_file(files, "actions.yaml")
-    sdl = files.get("actions.graphql", "")
-    if sdl.strip():
-        raise DirectoryError(
-            "actions.graphql",
-            "actions and custom types are not supported yet; the file must be empty",
-        )
-    action_list = actions.get("actions")
-    action_list = [] if action_list is None else action_list
-    if not isinstance(action_list, list):
+    if not isinstance(actions.get("actions", []), list | None):
         raise DirectoryError("actions.yaml", "expected a list", "$.actions")
-    custom_types = actions.get("custom_types")
-    custom_types = {} if custom_types is None else custom_types
-    if not isinstance(custom_types, dict):
+    if not isinstance(actions.get("custom_types", {}), dict | None):
         raise DirectoryError("actions.yaml", "expected an object", "$.custom_types")
-    if all(custom_types.get(kind) in (None, []) for kind in custom_types):
-        custom_types = {}  # the empty form `metadata_to_files` writes
+    try:
+        action_list, custom_types = join_actions(actions, files.get("actions.graphql", ""))
+    except SdlError as exc:
+        raise DirectoryError(exc.file, exc.message, exc.path) from None
     _check_names(lists["tables"], lists["functions"])
-    obj = {"version": VERSION, **lists, "actions": action_list, "custom_types": custom_types}
+    obj = {"version": VERSION, **lists, "actions": action_list}
+    if custom_types:
+        obj["custom_types"] = custom_types
     for key, file in OBJECT_FILES.items():  # API limits, introspection options (issue 11)
         value = _mapping_file(files, file)
         if value:
