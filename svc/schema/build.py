@@ -692,7 +692,7 @@ class SchemaBuilder:
         query = t.object_type("query_root", qf)
         mf = self.mutation_fields()
         mutation = t.object_type("mutation_root", mf) if mf else None
-        sf = {**qf, **stream_fields(self)} if self.streaming else dict(qf)
+        sf = {**qf, **stream_fields(self, qf)} if self.streaming else dict(qf)
         subscription = t.object_type("subscription_root", sf)
         t.finish()
         # Without an empty type or a name graphql-core would question, the schema is valid
