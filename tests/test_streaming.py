@@ -182,7 +182,21 @@ async def _streaming_schema_is_valid_and_checked(url: str) -> None:
     """The fast type construction equals graphql-core's own with `x_stream` too, graphql-core
     finds the schema valid, and the introspection query runs on it."""
     async with engine(url) as eng:
+        clash = "create table item_stream (id int primary key)"
+        await eng.metadata(
+            {
+                "type": "bulk",
+                "args": [
+                    {"type": "run_sql", "args": {"sql": clash}},
+                    {"type": "track_table", "args": "item_stream"},
+                ],
+            }
+        )
         ir = eng.state.ir
+        admin = build_schema(ir, "admin", streaming=True).subscription_type
+        assert admin is not None  # the table item_stream keeps its field; it streams too
+        assert admin.fields["item_stream"].extensions["svc"].kind == "select"
+        assert admin.fields["item_stream_stream"].extensions["svc"].kind == "select_stream"
         for role in ("admin", "user", "capped"):
             fast = build_schema(ir, role, streaming=True)
             assert validate_schema(_unvalidated(fast)) == []

@@ -18,6 +18,7 @@ The planner reads the field's `FieldInfo("select_stream", table=…)`
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from graphql import GraphQLEnumType, GraphQLField, GraphQLInputObjectType, GraphQLInt
@@ -43,11 +44,17 @@ def streaming_enabled(env: dict[str, str] | None = None) -> bool:
     return STREAMING_FEATURE in {part.strip() for part in raw.split(",")}
 
 
-def stream_fields(builder: SchemaBuilder) -> dict[str, GraphQLField]:
-    """`x_stream` for every table the role may select (the builder's tables), by name."""
+def stream_fields(
+    builder: SchemaBuilder, taken: Mapping[str, object] | None = None
+) -> dict[str, GraphQLField]:
+    """`x_stream` for every table the role may select (the builder's tables), by name,
+    except names in `taken` (the other subscription root fields: a table tracked as
+    `x_stream` keeps its own field rather than lose it to `x`'s stream)."""
     fields: dict[str, GraphQLField] = {}
     for table in sorted(builder.tables.values(), key=lambda t: t.gql_name):
-        fields[f"{table.gql_name}_stream"] = stream_field(builder, table)
+        name = f"{table.gql_name}_stream"
+        if taken is None or name not in taken:
+            fields[name] = stream_field(builder, table)
     return fields
 
 

@@ -32,6 +32,7 @@ from svc.api.live.handle import LiveHandle, _log
 from svc.api.live.poller import LiveQuery
 from svc.api.live.registry import LiveQueries
 from svc.errors import ErrorCode, SvcError, validation_failed
+from svc.execute.db import Database
 from svc.execute.params import resolve
 from svc.sql.stream import StreamStatement
 
@@ -80,7 +81,7 @@ class StreamQuery(LiveQuery):
     the module docstring). `cohort_of` finds a subscriber's current cohort (cohorts
     merge)."""
 
-    def __init__(self, db: Any, live: StreamStatement, **options: Any) -> None:
+    def __init__(self, db: Database, live: StreamStatement, **options: Any) -> None:
         super().__init__(db, live, **options)
         self.stream = live
         self.cohort_of: dict[LiveHandle, Cohort] = {}
