@@ -43,8 +43,12 @@ JOIN pg_namespace n ON n.nspname = w.s
 JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = w.r
 """
 
-# Trigger installs from several processes at once serialise on this lock.
-INSTALL_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424243)"
+# Trigger installs from several processes at once serialise on this lock; a table lock
+# held by a long transaction fails the install after 2 s (the live query polls meanwhile)
+# rather than stalling its poller.
+INSTALL_LOCK_SQL = (
+    "SELECT set_config('lock_timeout', '2000', true), pg_advisory_xact_lock(4242424243)"
+)
 
 FUNCTION_SQL = f"""
 CREATE OR REPLACE FUNCTION hdb_catalog.{TRIGGER}() RETURNS trigger
