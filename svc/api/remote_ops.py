@@ -16,9 +16,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from graphql import (
+    GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLList,
+    GraphQLNonNull,
     GraphQLScalarType,
     GraphQLSchema,
     build_client_schema,
+    coerce_input_value,
     get_named_type,
     print_type,
 )
@@ -195,7 +200,8 @@ def _check_relationship(ctx: Any, raw: Any) -> None:
         )
     ir_table = ctx.ir.tables.get(table)
     for column in d.get("svc_fields") or ():
-        if ir_table is not None and ir_table.column(column) is None:
+        known = ir_table is None or ir_table.column(column) is not None
+        if not known and column not in ir_table.computed_field_map:  # type: ignore[union-attr]
             raise SvcError(
                 ErrorCode.REMOTE_SCHEMA_ERROR,
                 f"column {column} does not exist in table {table.name}",
@@ -227,14 +233,41 @@ def _check_remote_field(remote: GraphQLSchema, spec: Any, columns: Any) -> None:
                     f"argument {arg!r} not found in field {name!r}",
                     path="$.args",
                 )
-            if isinstance(value, str) and value.startswith("$") and value[1:] not in columns:
-                raise SvcError(
-                    ErrorCode.REMOTE_SCHEMA_ERROR,
-                    f"column {value[1:]} is not in svc_fields",
-                    path="$.args",
-                )
+            _check_value(value, fields[name].args[arg].type, columns, f"{name}.{arg}")
         parent = fields[name].type
         spec = inner.get("field")
+
+
+def _check_value(value: Any, t: Any, columns: Any, where: str) -> None:
+    """400 `remote-schema-error` when a relationship argument cannot be of type `t`: a
+    `$column` outside `svc_fields`, an unknown input field, a list for a non-list, a
+    literal the type does not accept."""
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    if isinstance(value, str) and value.startswith("$"):
+        if value[1:] not in columns:
+            raise _rel_error(f"column {value[1:]} is not in svc_fields ({where})")
+        return
+    if isinstance(t, GraphQLList):
+        for item in value if isinstance(value, list) else [value]:
+            _check_value(item, t.of_type, columns, where)
+        return
+    if isinstance(t, GraphQLInputObjectType):
+        if not isinstance(value, dict):
+            raise _rel_error(f"expected an object for {where}")
+        for key, inner in value.items():
+            if key not in t.fields:
+                raise _rel_error(f"field {key!r} not found in input type {t.name!r}")
+            _check_value(inner, t.fields[key].type, columns, f"{where}.{key}")
+        return
+    try:
+        coerce_input_value(value, t)
+    except GraphQLError as exc:
+        raise _rel_error(f"invalid value for {where}: {exc.message}") from None
+
+
+def _rel_error(message: str) -> SvcError:
+    return SvcError(ErrorCode.REMOTE_SCHEMA_ERROR, message, path="$.args")
 
 
 def _relationship_op(update: bool) -> Handler:

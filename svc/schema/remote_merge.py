@@ -19,7 +19,10 @@ import os
 from typing import Any
 
 from graphql import (
+    GraphQLArgument,
     GraphQLField,
+    GraphQLInputField,
+    GraphQLInputObjectType,
     GraphQLList,
     GraphQLNamedType,
     GraphQLNonNull,
@@ -238,8 +241,37 @@ def _add_relationships(
         target, fixed = found
         # The remote field's other arguments stay the client's to give; an input object
         # the relationship fills in part is merged with the client's at execution.
-        args = {
-            n: a for n, a in target.args.items() if n not in fixed or isinstance(fixed[n], dict)
-        }
+        suffix = f"_remote_rel_{obj.name}{rel.name}"
+        args: dict[str, GraphQLArgument] = {}
+        for n, a in sorted(target.args.items()):
+            if n not in fixed:
+                args[n] = a
+            elif isinstance(fixed[n], dict):
+                partial = _partial(a.type, fixed[n], suffix)
+                if partial is not None:
+                    args[n] = GraphQLArgument(partial, a.default_value)
         ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel}
         obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
+        # The reference lists the fields of a type with remote relationships by name.
+        ordered = sorted(obj.fields.items())
+        obj.fields.clear()
+        obj.fields.update(ordered)
+
+
+def _partial(t: Any, fixed: Any, suffix: str) -> Any:
+    """Input type `t` without the fields a relationship fixes (`<Type><suffix>`, the
+    reference's name for it; nullable, the client may leave it out), `t` itself when
+    nothing inside it is fixed, None when nothing is left."""
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    if not isinstance(t, GraphQLInputObjectType) or not isinstance(fixed, dict):
+        return None
+    fields: dict[str, GraphQLInputField] = {}
+    for n, f in t.fields.items():
+        if n not in fixed:
+            fields[n] = f
+        elif isinstance(fixed[n], dict):
+            inner = _partial(f.type, fixed[n], suffix)
+            if inner is not None:
+                fields[n] = GraphQLInputField(inner, f.default_value)
+    return GraphQLInputObjectType(t.name + suffix, fields) if fields else None
