@@ -28,6 +28,7 @@ from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError, TransportError
+from svc.outbound.forwarded import set_client_headers
 from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
@@ -345,6 +346,7 @@ class App:
     async def _route(self, request: Request) -> Response:
         method, path = request.method, request.path.rstrip("/") or "/"
         headers = request.headers
+        set_client_headers(headers)  # issue 16: actions' forward_client_headers
         if path == "/healthz":
             return await self._healthz(request)
         if path == "/v1/version" and method == "GET":

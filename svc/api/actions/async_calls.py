@@ -12,6 +12,7 @@ variables equal its own (else null), as in the reference.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -45,6 +46,10 @@ QUEUE = QueueTable(
 )
 FETCH_INTERVAL_S = 1.0  # the reference's ASYNC_ACTIONS_FETCH_INTERVAL default (1,000 ms)
 BATCH = 10  # calls claimed at once (the reference claims 10)
+# Seconds after which a call held by a process that stopped renewing its claim (killed)
+# is claimed again by another; README "Actions".
+LOCK_TIMEOUT_ENV = "SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT_S = 60.0
 
 
 async def store_call(
@@ -104,6 +109,7 @@ def worker_spec(db: Database, state_of: StateOf) -> WorkerSpec:
         fetch_interval=FETCH_INTERVAL_S,
         batch_size=BATCH,
         concurrency=BATCH,
+        lock_timeout=float(os.environ.get(LOCK_TIMEOUT_ENV) or DEFAULT_LOCK_TIMEOUT_S),
     )
 
 

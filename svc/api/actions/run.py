@@ -42,6 +42,7 @@ from graphql.execution.values import get_argument_values
 
 from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
+from svc.outbound.forwarded import client_headers
 from svc.plan.action_rels import Hole, plan_relations
 from svc.sql.render import render_query
 
@@ -135,9 +136,11 @@ async def _action_root(
             return None
         return projector.value(field.type, row, nodes)
     action = resolved.action
+    client = client_headers()
     if action.definition.asynchronous:
-        return await async_calls.store_call(service.db, action.name, args, [], session)
-    call = sync.make_call(action, args, session, query)
+        kept = sync.forwarded(client) if action.definition.forward_client_headers else []
+        return await async_calls.store_call(service.db, action.name, args, kept, session)
+    call = sync.make_call(action, args, session, query, client)
     value, response = await sync.send(call)
     try:
         check(field.type, value)

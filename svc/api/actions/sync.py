@@ -51,6 +51,7 @@ NOT_FORWARDED = frozenset(
         "transfer-encoding",
         "keep-alive",
         "upgrade",
+        "user-agent",
     }
 )
 
@@ -104,6 +105,23 @@ class Call:
         return tuple(self.action.definition.headers or ())
 
 
+def forwarded(client: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The client headers a handler gets with `forward_client_headers`: all but the
+    hop-by-hop and content ones and `x-svc-*` (credentials and session variables: the
+    session is in the body), plus `X-Forwarded-Host` and `X-Forwarded-User-Agent`."""
+    out = [
+        (n, v)
+        for n, v in client
+        if n.lower() not in NOT_FORWARDED and not n.lower().startswith("x-svc-")
+    ]
+    given = {n.lower(): v for n, v in client}
+    if "host" in given:
+        out.append(("X-Forwarded-Host", given["host"]))
+    if "user-agent" in given:
+        out.append(("X-Forwarded-User-Agent", given["user-agent"]))
+    return out
+
+
 def make_call(
     action: Action,
     input_: Any,
@@ -120,9 +138,8 @@ def make_call(
     sent["content-type"] = ("Content-Type", "application/json")
     sent["user-agent"] = ("User-Agent", f"svc/{VERSION}")
     if d.forward_client_headers and client:
-        for name, value in client:
-            if name.lower() not in NOT_FORWARDED:
-                sent[name.lower()] = (name, value)
+        for name, value in forwarded(client):
+            sent[name.lower()] = (name, value)
     body = {
         "action": {"name": action.name},
         "input": input_,
