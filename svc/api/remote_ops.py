@@ -200,8 +200,12 @@ def _check_relationship(ctx: Any, raw: Any) -> None:
         )
     ir_table = ctx.ir.tables.get(table)
     for column in d.get("svc_fields") or ():
-        known = ir_table is None or ir_table.column(column) is not None
-        if not known and column not in ir_table.computed_field_map:  # type: ignore[union-attr]
+        if ir_table is None or ir_table.column(column) is not None:
+            continue
+        computed = ir_table.computed_field_map.get(column)
+        # A computed field joins when it is scalar and takes only the row (and session).
+        usable = computed is not None and computed.is_scalar
+        if not usable or any(kind == "input" for kind, _ in computed.arg_order):
             raise SvcError(
                 ErrorCode.REMOTE_SCHEMA_ERROR,
                 f"column {column} does not exist in table {table.name}",
