@@ -471,7 +471,9 @@ async def test_gql_client_over_websockets(pg_url: str) -> None:
         async with Client(
             transport=Transport(url=ws_url(server)), fetch_schema_from_transport=False
         ) as session:
-            sub = session.subscribe(gql(STREAM), variable_values={"size": 3, "from": 1})
+            request = gql(STREAM)
+            request.variable_values = {"size": 3, "from": 1}
+            sub = session.subscribe(request)
             got = await asyncio.wait_for(anext(sub), 10)
             assert [r["id"] for r in got["s"]] == [2, 3, 4]
             got = await asyncio.wait_for(anext(sub), 10)
