@@ -80,6 +80,9 @@ class Relationship:
     mapping: tuple[tuple[str, str], ...]
     comment: str | None = None
     unique: bool = False  # at most one remote row per local row (a key of the target)
+    # Every local row has its remote row: an object relationship over a foreign key of
+    # this table whose columns are all NOT NULL (the reference then types it `target!`).
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)

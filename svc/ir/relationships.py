@@ -150,7 +150,8 @@ def _relationship(
     target = QualifiedName(name=fk.ref_table, schema=fk.ref_schema)
     _tracked(target, tables)
     pairs = tuple(zip(fk.columns, fk.ref_columns, strict=True))
-    return Relationship(rel.name, kind, target, pairs, rel.comment, True)
+    required = all(not c.nullable for c in (db_column(db, col) for col in cols) if c)
+    return Relationship(rel.name, kind, target, pairs, rel.comment, True, required)
 
 
 def _is_key(remote: Table, mapping: tuple[tuple[str, str], ...]) -> bool:
