@@ -46,7 +46,7 @@ from graphql import (
     GraphQLString,
 )
 
-from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Table
+from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Relationship, Table
 from svc.ir.operators import Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
@@ -336,7 +336,7 @@ class SchemaBuilder:
                 continue
             if rel.kind == "object":
                 fields[rel.name] = self.t.field(
-                    self.object_type(target),
+                    self._object_rel_type(rel, target),
                     None,
                     rel.comment or "An object relationship",
                     _info("object_rel", table=target, relationship=rel),
@@ -357,6 +357,15 @@ class SchemaBuilder:
                     _info("array_agg", table=target, relationship=rel),
                 )
         return fields
+
+    def _object_rel_type(self, rel: Relationship, target: Table) -> Any:
+        """`target!` when every row has its target row and the role sees every target
+        row (no select filter), as the reference types `album.artist: artist!`; else
+        nullable (manual and reverse relationships, nullable key columns, filters)."""
+        out = self.object_type(target)
+        if rel.required and not self.view.table(target.name).filter:
+            return self.nn(out)
+        return out
 
     def select_args(self, table: Table) -> dict[str, GraphQLArgument]:
         """`distinct_on`, `limit`, `offset`, `order_by`, `where` of a list field (one dict
