@@ -1,0 +1,194 @@
+"""The reference's schema to the letter (issue 18), seen through introspection of a real
+server: object relationships over a foreign key of NOT NULL columns are non-null
+(`album.artist: artist!`) unless the role's filter may hide the target row; manual,
+reverse and nullable-key ones stay nullable. And graphql-js accepts the Chinook schema
+(`buildClientSchema` + `validateSchema` in Node), as the clients generating types from it
+(graphql-codegen) read it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import get_introspection_query
+
+from tests.support import SHARED, ServerProcess, create_database
+
+SETUP = """
+CREATE TABLE artist (id serial PRIMARY KEY, name text NOT NULL);
+CREATE TABLE album (id serial PRIMARY KEY, title text NOT NULL,
+  artist_id integer NOT NULL REFERENCES artist (id));
+CREATE TABLE track (id serial PRIMARY KEY, name text NOT NULL,
+  album_id integer REFERENCES album (id));
+CREATE TABLE profile (artist_id integer PRIMARY KEY REFERENCES artist (id), bio text);
+INSERT INTO artist (name) VALUES ('AC/DC'), ('Accept');
+INSERT INTO album (title, artist_id) VALUES ('For Those About To Rock', 1), ('Restless', 2);
+INSERT INTO track (name, album_id) VALUES ('Balls to the Wall', 2), ('Loose', NULL);
+"""
+
+
+def _rel(table: str, name: str, using: dict[str, Any], kind: str = "object") -> dict[str, Any]:
+    args = {"table": table, "name": name, "using": using}
+    return {"type": f"create_{kind}_relationship", "args": args}
+
+
+def _select(table: str, role: str, filter_: dict[str, Any]) -> dict[str, Any]:
+    permission = {"columns": "*", "filter": filter_}
+    args = {"table": table, "role": role, "permission": permission}
+    return {"type": "create_select_permission", "args": args}
+
+
+REVERSE = {"foreign_key_constraint_on": {"table": "profile", "column": "artist_id"}}
+STEPS = [
+    {"type": "run_sql", "args": {"sql": SETUP}},
+    *({"type": "track_table", "args": t} for t in ("artist", "album", "track", "profile")),
+    _rel("album", "artist", {"foreign_key_constraint_on": "artist_id"}),
+    _rel("track", "album", {"foreign_key_constraint_on": "album_id"}),
+    _rel(
+        "artist",
+        "profile",
+        {"foreign_key_constraint_on": {"table": "profile", "column": "artist_id"}},
+    ),
+    _rel(
+        "album",
+        "artist_manual",
+        {
+            "manual_configuration": {
+                "remote_table": "artist",
+                "column_mapping": {"artist_id": "id"},
+            }
+        },
+    ),
+    *(_select(t, "user", {}) for t in ("artist", "album", "track", "profile")),
+    _select("album", "limited", {}),
+    _select("artist", "limited", {"name": {"_eq": "Accept"}}),
+]
+
+
+@pytest.fixture(scope="module")
+def srv(pg_url: str) -> Iterator[ServerProcess]:
+    s = ServerProcess(create_database(pg_url), "--workers", "1")
+    try:
+        r = s.query({"type": "bulk", "args": STEPS})
+        assert r.status_code == 200, r.text
+        yield s
+    finally:
+        s.stop()
+
+
+def field_type(s: ServerProcess, type_name: str, field: str, role: str = "admin") -> str:
+    """The field's type as SDL spells it (`artist!`, `[album!]!`)."""
+    q = """query ($t: String!) { __type(name: $t) { fields {
+      name type { kind name ofType { kind name ofType { kind name ofType { name } } } } } } }"""
+    headers = {} if role == "admin" else {"x-svc-role": role}
+    body = s.graphql(q, {"t": type_name}, headers=headers)
+    found = {f["name"]: f["type"] for f in body["data"]["__type"]["fields"]}
+    return _sdl(found[field])
+
+
+def _sdl(t: dict[str, Any]) -> str:
+    if t["kind"] == "NON_NULL":
+        return _sdl(t["ofType"]) + "!"
+    if t["kind"] == "LIST":
+        return f"[{_sdl(t['ofType'])}]"
+    return str(t["name"])
+
+
+def test_object_relationship_nullability(srv: ServerProcess) -> None:
+    assert field_type(srv, "album", "artist") == "artist!"  # NOT NULL foreign key
+    assert field_type(srv, "track", "album") == "album"  # nullable key column
+    assert field_type(srv, "artist", "profile") == "profile"  # reverse: may have none
+    assert field_type(srv, "album", "artist_manual") == "artist"  # manual: no constraint
+    assert field_type(srv, "artist", "name") == "String!"
+    # a role seeing every artist gets the same types; one whose filter may hide the
+    # artist gets a nullable field (its answer can be null)
+    assert field_type(srv, "album", "artist", role="user") == "artist!"
+    assert field_type(srv, "album", "artist", role="limited") == "artist"
+    answer = srv.graphql(
+        "{ album(order_by: {id: asc}) { artist { name } } }", headers={"x-svc-role": "limited"}
+    )
+    assert answer == {"data": {"album": [{"artist": None}, {"artist": {"name": "Accept"}}]}}
+
+
+# -- graphql-js ---------------------------------------------------------------------------
+
+GRAPHQL_JS = "graphql@16.9.0"
+CACHE = Path.home() / ".cache" / "svc-tests" / "graphql-js"
+CHECK = """
+const { buildClientSchema, validateSchema } = require(process.argv[1]);
+const result = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const schema = buildClientSchema(result.data);
+const errors = validateSchema(schema);
+console.log(JSON.stringify({
+  errors: errors.map(e => e.message),
+  types: Object.keys(schema.getTypeMap()).length,
+}));
+"""
+
+
+def graphql_js() -> Path | None:
+    """graphql-js's package folder (fetched once with `npm pack` into ~/.cache), or None
+    without Node and npm."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return None
+    package = CACHE / "package"
+    if not (package / "index.js").is_file():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        out = subprocess.run(
+            ["npm", "pack", "--silent", GRAPHQL_JS],
+            cwd=CACHE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if out.returncode != 0:
+            return None
+        with tarfile.open(CACHE / out.stdout.strip().splitlines()[-1]) as tar:
+            tar.extractall(CACHE, filter="data")
+    return package
+
+
+CHINOOK = SHARED / "data" / "chinook" / "chinook_pg_serial_pk_proper_naming.sql"
+
+
+@pytest.fixture(scope="module")
+def chinook(pg_url: str) -> Iterator[ServerProcess]:
+    if not CHINOOK.is_file():
+        pytest.skip("../shared/data/chinook is not beside the clone")
+    from tests.test_chinook import track_bulk
+
+    s = ServerProcess(create_database(pg_url), "--workers", "1")
+    try:
+        assert s.query({"type": "run_sql", "args": {"sql": CHINOOK.read_text()}}).status_code == 200
+        assert s.query(track_bulk()).status_code == 200
+        yield s
+    finally:
+        s.stop()
+
+
+def test_graphql_js_accepts_the_chinook_schema(chinook: ServerProcess) -> None:
+    package = graphql_js()
+    if package is None:
+        pytest.skip("Node or npm missing (or the npm registry unreachable): graphql-js not run")
+    result = chinook.graphql(get_introspection_query(descriptions=True))
+    assert "errors" not in result
+    out = subprocess.run(
+        ["node", "-e", CHECK, str(package)],
+        input=json.dumps(result),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    verdict = json.loads(out.stdout)
+    assert verdict["errors"] == []
+    assert verdict["types"] > 100
+    # the Chinook foreign keys are NOT NULL: their object relationships are non-null
+    assert field_type(chinook, "albums", "artist") == "artists!"
