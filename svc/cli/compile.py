@@ -39,6 +39,7 @@ from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.ir import Inconsistency, Ir, build_ir
+from svc.ir.actions import locate_action
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
@@ -183,6 +184,9 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     """
     if isinstance(issue, CheckIssue):
         return issue.file, issue.path
+    found = locate_action(md, issue)  # issue 16: actions and custom types
+    if found is not None:
+        return found
     if issue.type == "function":
         wanted = issue.target().function
         for i, fn in enumerate(md.functions):

@@ -317,3 +317,15 @@ def custom_types_definition(types: CustomTypes) -> dict[str, Any]:
         "scalars": plain(types.scalars or ()),
         "enums": plain(types.enums or ()),
     }
+
+
+def locate_action(md: Metadata, issue: Inconsistency) -> tuple[str, str] | None:
+    """`(file, JSON path)` in the metadata directory of an action or custom-types
+    inconsistency (`svc compile`); None for other inconsistencies."""
+    if issue.type == "custom_types":
+        return "actions.yaml", "$.custom_types"
+    if issue.type != "action":
+        return None
+    name = issue.name.removeprefix("action ")
+    i = next((i for i, a in enumerate(md.actions) if a.name == name), None)
+    return "actions.yaml", "$.actions" if i is None else f"$.actions[{i}]"
