@@ -4,12 +4,15 @@ is refused at its file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from svc.cli import main
 from svc.metadata.directory import DirectoryError, metadata_from_files, metadata_to_files
 from svc.metadata.model import metadata_from_obj, metadata_to_obj
+from tests.support import ServerProcess, create_database
 
 DOC: dict[str, Any] = {
     "version": 2,
@@ -150,3 +153,36 @@ def test_bad_sdl_is_refused_at_its_file(files: dict[str, str], expected: str) ->
     with pytest.raises(DirectoryError) as info:
         metadata_from_files(files)
     assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_export_apply_export_on_a_server(pg_url: str, tmp_path: Path) -> None:
+    """`svc metadata export → apply → export` with actions and custom types is
+    byte-identical (issue 16's acceptance), through a real server."""
+    srv = ServerProcess(create_database(pg_url, prefix="act_dir"), env={"ACTION_BASE": "http://h"})
+    try:
+        sql = 'create table "user" (id serial primary key, name text);'
+        steps = [
+            {"type": "run_sql", "args": {"sql": sql}},
+            {"type": "track_table", "args": {"table": "user"}},
+            {"type": "replace_metadata", "args": {**DOC, "tables": [{"table": "user"}]}},
+        ]
+        r = srv.query({"type": "bulk", "args": steps})
+        assert r.status_code == 200, r.text
+
+        def cli(command: str, directory: Path) -> int:
+            return main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
+
+        first, second = tmp_path / "first", tmp_path / "second"
+        assert cli("export", first) == 0
+        assert (first / "actions.graphql").read_text() == SDL
+        assert srv.query({"type": "clear_metadata", "args": {}}).status_code == 200
+        assert cli("apply", first) == 0
+        assert cli("export", second) == 0
+        for name in sorted(p.name for p in first.iterdir()):
+            assert (second / name).read_bytes() == (first / name).read_bytes(), name
+        schema = srv.graphql('{ __type(name: "UserId") { fields { name } } }')
+        assert schema == {
+            "data": {"__type": {"fields": [{"name": "id"}, {"name": "tags"}, {"name": "user"}]}}
+        }
+    finally:
+        srv.stop()
