@@ -122,7 +122,7 @@ class WebhookRecorder:
         return self.rules.get(path.split("?", 1)[0], self.default)
 
     def __enter__(self) -> WebhookRecorder:
-        self._server = ThreadingHTTPServer((self.host, self._port), _handler(self))
+        self._server = _Server((self.host, self._port), _handler(self))
         self._server.daemon_threads = True
         self._server.handle_error = lambda request, address: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -136,6 +136,12 @@ class WebhookRecorder:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    # Thousands of deliveries may connect at once (several svc processes, 100 each):
+    # the default backlog of 5 would refuse connections under load.
+    request_queue_size = 1024
 
 
 def _handler(rec: WebhookRecorder) -> type[BaseHTTPRequestHandler]:
