@@ -16,13 +16,20 @@ from graphql import (
     ArgumentNode,
     DirectiveNode,
     DocumentNode,
+    GraphQLEnumType,
     GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLNonNull,
     GraphQLSchema,
+    GraphQLUnionType,
+    InputObjectTypeDefinitionNode,
     InputValueDefinitionNode,
+    InterfaceTypeDefinitionNode,
     ObjectTypeDefinitionNode,
+    Undefined,
     build_ast_schema,
     build_client_schema,
-    get_named_type,
+    coerce_input_value,
     is_input_object_type,
     is_interface_type,
     is_object_type,
@@ -44,25 +51,38 @@ def _sdl(entry: RemoteSchema, role: str) -> str | None:
     return None
 
 
-def _without_presets(doc: DocumentNode) -> tuple[DocumentNode, dict[tuple[str, str, str], Any]]:
-    """`doc` with `@preset` arguments removed, and the presets by (type, field, arg)."""
+def _without_presets(
+    doc: DocumentNode, *, drop: bool = True
+) -> tuple[DocumentNode, dict[tuple[str, str, str], Any]]:
+    """`doc` without `@preset` directives on arguments and input fields (with `drop`,
+    preset arguments removed too: the role does not see them), and the presets by
+    (type, field, argument; "" for an input field)."""
     presets: dict[tuple[str, str, str], Any] = {}
     defs = []
     for d in doc.definitions:
-        if isinstance(d, ObjectTypeDefinitionNode) and d.fields:
+        if isinstance(d, ObjectTypeDefinitionNode | InterfaceTypeDefinitionNode) and d.fields:
             fields = []
             for f in d.fields:
                 kept = []
                 for a in f.arguments or ():
                     value = _preset(a)
-                    if value is None:
-                        kept.append(_no_directives(a))
-                    else:
+                    if value is not _NONE:
                         presets[(d.name.value, f.name.value, a.name.value)] = value
+                    if value is _NONE or not drop:
+                        kept.append(_no_directives(a))
                 fields.append(_copy(f, arguments=tuple(kept)))
             d = _copy(d, fields=tuple(fields))
+        elif isinstance(d, InputObjectTypeDefinitionNode) and d.fields:
+            for f in d.fields:
+                value = _preset(f)
+                if value is not _NONE:
+                    presets[(d.name.value, f.name.value, "")] = value
+            d = _copy(d, fields=tuple(_no_directives(f) for f in d.fields))
         defs.append(d)
     return DocumentNode(definitions=tuple(defs)), presets
+
+
+_NONE = object()
 
 
 def _copy(node: Any, **changes: Any) -> Any:
@@ -81,7 +101,7 @@ def _preset(arg: InputValueDefinitionNode) -> Any:
     for d in arg.directives or ():
         if d.name.value == PRESET:
             return _preset_value(d)
-    return None
+    return _NONE
 
 
 def _preset_value(d: DirectiveNode) -> Any:
@@ -91,9 +111,12 @@ def _preset_value(d: DirectiveNode) -> Any:
     return None if value is None else value_from_ast_untyped(value.value)
 
 
-def parse_role_sdl(sdl: str) -> tuple[GraphQLSchema, dict[tuple[str, str, str], Any]]:
-    """The schema of a permission's SDL and its presets; raises `GraphQLError`."""
-    doc, presets = _without_presets(parse(sdl, no_location=True))
+def parse_role_sdl(
+    sdl: str, *, drop: bool = True
+) -> tuple[GraphQLSchema, dict[tuple[str, str, str], Any]]:
+    """The schema of a permission's SDL (preset arguments removed with `drop`) and its
+    presets; raises `GraphQLError`."""
+    doc, presets = _without_presets(parse(sdl, no_location=True), drop=drop)
     return build_ast_schema(doc, assume_valid_sdl=True), presets
 
 
@@ -120,49 +143,179 @@ def presets(entry: RemoteSchema, role: str) -> dict[tuple[str, str, str], Any]:
 
 
 def check_subset(sdl: str, data: dict[str, Any]) -> None:
-    """Raise 400 `validation-failed` when the SDL is not a subset of the remote (a type,
-    field or argument the remote lacks, or a different type of one)."""
+    """Raise 400 `validation-failed` ("validation for the given role-based schema failed
+    …", the reference's wording) when the SDL is not a subset of the remote: a type,
+    field, argument, enum value, union member or interface the remote lacks; a field or
+    argument of another type; a non-null argument of the remote left out; a `@preset`
+    anywhere but on an argument or input field, or of a value its type refuses."""
     try:
-        mine, _ = parse_role_sdl(sdl)
+        doc = parse(sdl, no_location=True)
+        mine, presets = parse_role_sdl(sdl, drop=False)
     except (GraphQLError, TypeError) as exc:
-        raise SvcError(ErrorCode.VALIDATION_FAILED, str(exc), path="$.args") from None
+        raise _failed([str(exc)]) from None
     remote = build_client_schema(data)  # type: ignore[arg-type]
-    problems: list[str] = []
+    problems = _ast_problems(doc)
     for name, t in mine.type_map.items():
-        if name.startswith("__"):
+        if name.startswith("__") or name in BUILTIN:
             continue
-        theirs = remote.type_map.get(name)
+        theirs = _counterpart(mine, remote, t)
         if theirs is None:
-            if is_object_type(t) and t in (mine.query_type, mine.mutation_type):
-                theirs = remote.query_type if t is mine.query_type else remote.mutation_type
-            if theirs is None:
-                problems.append(f"'{name}' does not exist in the remote schema")
-                continue
-        if is_object_type(t) or is_interface_type(t) or is_input_object_type(t):
-            problems += _field_problems(name, t, theirs)
+            problems.append(f'"{_kind(t)}": "{name}" does not exist in the upstream remote schema')
+        elif type(theirs) is not type(t):
+            problems.append(f'"{name}" is a {_kind(theirs)} in the upstream remote schema')
+        else:
+            problems += _type_problems(t, theirs, presets)
+    problems += _preset_problems(mine, presets)
     if problems:
-        raise SvcError(
-            ErrorCode.VALIDATION_FAILED,
-            "validation for the given role's schema failed",
-            path="$.args",
-            internal=problems,
+        raise _failed(problems)
+
+
+BUILTIN = frozenset({"String", "Int", "Float", "Boolean", "ID"})
+
+
+def _failed(problems: list[str]) -> SvcError:
+    if len(problems) == 1:
+        text = f"validation for the given role-based schema failed because {problems[0]}"
+    else:
+        reasons = "".join(f"\n • {p}" for p in problems)
+        text = (
+            "validation for the given role-based schema failed for the following "
+            f"reasons:{reasons}\n"
         )
+    return SvcError(ErrorCode.VALIDATION_FAILED, text, path="$.args")
 
 
-def _field_problems(name: str, mine: Any, theirs: Any) -> list[str]:
+def _kind(t: Any) -> str:
+    return type(t).__name__.removeprefix("GraphQL").removesuffix("Type")
+
+
+def _counterpart(mine: GraphQLSchema, remote: GraphQLSchema, t: Any) -> Any:
+    """The remote's type for role type `t` (root types by role, others by name)."""
+    for role_root, remote_root in (
+        (mine.query_type, remote.query_type),
+        (mine.mutation_type, remote.mutation_type),
+    ):
+        if t is role_root:
+            return remote_root
+    return remote.type_map.get(t.name)
+
+
+def _ast_problems(doc: DocumentNode) -> list[str]:
+    """Duplicate enum values and `@preset` on an object or interface field."""
     out = []
-    fields = getattr(theirs, "fields", {})
-    for fname, f in mine.fields.items():
-        other = fields.get(fname)
-        if other is None:
-            out.append(f"field '{fname}' does not exist in type '{name}'")
-            continue
-        if str(get_named_type(f.type)) != str(get_named_type(other.type)):
-            out.append(f"field '{name}.{fname}' has a different type")
-        for aname, a in getattr(f, "args", {}).items():
-            theirs_arg = other.args.get(aname) if hasattr(other, "args") else None
-            if theirs_arg is None:
-                out.append(f"argument '{aname}' of '{name}.{fname}' does not exist")
-            elif str(a.type) != str(theirs_arg.type):
-                out.append(f"argument '{aname}' of '{name}.{fname}' has a different type")
+    for d in doc.definitions:
+        values = [v.name.value for v in getattr(d, "values", None) or ()]
+        for v in {v for v in values if values.count(v) > 1}:
+            out.append(f'duplicate enum value "{v}" in the enum "{d.name.value}"')  # type: ignore[attr-defined]
+        if isinstance(d, ObjectTypeDefinitionNode | InterfaceTypeDefinitionNode):
+            for f in d.fields or ():
+                if any(x.name.value == PRESET for x in f.directives or ()):
+                    out.append(
+                        "Preset directives can be defined only on INPUT_FIELD_DEFINITION "
+                        "or ARGUMENT_DEFINITION"
+                    )
     return out
+
+
+def _type_problems(mine: Any, theirs: Any, presets: dict[tuple[str, str, str], Any]) -> list[str]:
+    if isinstance(mine, GraphQLEnumType):
+        return [
+            f'enum value "{v}" does not exist in the enum "{mine.name}"'
+            for v in mine.values
+            if v not in theirs.values
+        ]
+    if isinstance(mine, GraphQLUnionType):
+        names = {m.name for m in theirs.types}
+        return [
+            f'member "{m.name}" does not exist in the union "{mine.name}"'
+            for m in mine.types
+            if m.name not in names
+        ]
+    if not (is_object_type(mine) or is_interface_type(mine) or is_input_object_type(mine)):
+        return []
+    out = []
+    if is_object_type(mine) or is_interface_type(mine):
+        upstream = {i.name for i in theirs.interfaces}
+        custom = [i.name for i in mine.interfaces if i.name not in upstream]
+        if custom:
+            out.append(
+                "custom interfaces are not supported. "
+                f'Object"{mine.name}" implements the following custom interfaces: '
+                + ", ".join(f'"{c}"' for c in custom)
+            )
+    for fname, f in mine.fields.items():
+        other = theirs.fields.get(fname)
+        if other is None:
+            out.append(f'field "{fname}" does not exist in the "{_kind(mine)}": "{mine.name}"')
+            continue
+        if str(f.type) != str(other.type):
+            out.append(f'expected type of "{fname}" to be {other.type} but received {f.type}')
+        out += _arg_problems(mine, theirs, fname, f, other, presets)
+    return out
+
+
+def _arg_problems(
+    mine: Any, theirs: Any, fname: str, f: Any, other: Any, presets: Any
+) -> list[str]:
+    out = []
+    for aname, a in getattr(f, "args", {}).items():
+        theirs_arg = other.args.get(aname)
+        if theirs_arg is None:
+            out.append(f'argument "{aname}" does not exist in the field "{fname}"')
+        elif str(a.type) != str(theirs_arg.type):
+            out.append(
+                f'expected type of argument "{aname}" to be {theirs_arg.type} but received {a.type}'
+            )
+    missing = [
+        n
+        for n, a in getattr(other, "args", {}).items()
+        if isinstance(a.type, GraphQLNonNull)
+        and a.default_value is Undefined
+        and n not in getattr(f, "args", {})
+        and (mine.name, fname, n) not in presets
+    ]
+    if missing:
+        names = ", ".join(f'"{n}"' for n in missing)
+        out.append(
+            f'field: "{fname}" expects the following non nullable arguments to be present: {names}'
+        )
+    return out
+
+
+def _preset_problems(mine: GraphQLSchema, presets: dict[tuple[str, str, str], Any]) -> list[str]:
+    """Presets whose value the argument's or input field's type refuses (session
+    variables are read when sent)."""
+    out = []
+    for (tname, fname, aname), value in presets.items():
+        t: Any = mine.type_map.get(tname)
+        f = getattr(t, "fields", {}).get(fname)
+        if f is None:
+            continue
+        target = f.args.get(aname) if aname else f
+        if target is not None:
+            out += _value_problems(value, target.type)
+    return out
+
+
+def _value_problems(value: Any, t: Any) -> list[str]:
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    if isinstance(value, str) and value.lower().startswith("x-svc-"):
+        return []
+    if isinstance(t, GraphQLInputObjectType):
+        if not isinstance(value, dict):
+            return [
+                f'expected preset value "{value}" of type "{t.name}" to be an input object value'
+            ]
+        out = []
+        for k, v in value.items():
+            if k not in t.fields:
+                out.append(f'"{k}" does not exist in the input object "{t.name}"')
+            else:
+                out += _value_problems(v, t.fields[k].type)
+        return out
+    try:
+        coerce_input_value(value, t)
+    except GraphQLError as exc:
+        return [exc.message]
+    return []
