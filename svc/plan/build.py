@@ -40,6 +40,7 @@ from svc.plan.nodes import (
     Compare,
     ComputedValue,
     Const,
+    CountFilter,
     Exists,
     Field,
     FnCall,
@@ -254,7 +255,26 @@ class Planner:
                 items.append(Exists(target.name, rel.mapping, inner))
             elif key in table.computed_field_map:
                 items.extend(self._computed_exp(table.computed_field_map[key], sub))
+            elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
+                rel = table.relationship_map[key[: -len("_aggregate")]]
+                items.extend(self._count_filter(rel, sub))  # issue 18
         return items[0] if len(items) == 1 else And(tuple(items))
+
+    def _count_filter(self, rel: Relationship, sub: Any) -> list[BoolExp]:
+        """`<rel>_aggregate: {count: {arguments, distinct, filter, predicate}}`
+        (`svc.schema.agg_bool_exp`); the role's filter on the target applies to what is
+        counted."""
+        count = self.reader.concrete((self.reader.concrete(sub) or {}).get("count"))
+        if not count:
+            return []
+        target = self._target(rel)
+        where = self._restricted(target, self.bool_exp(target, count.get("filter")))
+        columns = tuple(self.reader.concrete(count.get("arguments")) or ())
+        predicate = self._column_ops("count", "integer", count.get("predicate"))
+        distinct = bool(self.reader.concrete(count.get("distinct")))
+        return [
+            CountFilter(target.name, rel.mapping, where, columns, distinct, And(tuple(predicate)))
+        ]
 
     def _computed_exp(self, cf: ComputedField, sub: Any) -> list[BoolExp]:
         call = self.computed_call(cf, None)

@@ -147,7 +147,23 @@ class Exists:
     function: FnCall | None = None
 
 
-BoolExp = And | Or | Not | Compare | DWithin | ColCompare | IsNull | Exists
+@dataclass(frozen=True, slots=True)
+class CountFilter:
+    """A filter on an array relationship's count (`<rel>_aggregate: {count: …}`, the
+    reference's `<table>_aggregate_bool_exp`): the rows of `table` joined by `mapping`
+    and matching `where` are counted (`count(*)`, or the non-null values of `columns`,
+    `distinct` ones when set) and `predicate` holds over that count, a row with one
+    column named `count`."""
+
+    table: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    where: BoolExp
+    columns: tuple[str, ...]
+    distinct: bool
+    predicate: BoolExp
+
+
+BoolExp = And | Or | Not | Compare | DWithin | ColCompare | IsNull | Exists | CountFilter
 TRUE = And(())
 
 # -- ordering -------------------------------------------------------------------------

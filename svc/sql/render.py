@@ -27,6 +27,7 @@ from svc.plan.nodes import (
     ColumnField,
     Compare,
     ComputedValue,
+    CountFilter,
     DWithin,
     Exists,
     Field,
@@ -170,7 +171,26 @@ class Renderer:
                 f"EXISTS (SELECT 1 FROM {self.source(exp.table, exp.function, alias)} AS {inner} "
                 f"WHERE ({cond}) AND ({self.bool_exp(exp.where, inner)}))"
             )
+        if isinstance(exp, CountFilter):
+            return self._count_filter(exp, alias)
         raise TypeError(f"unknown boolean expression {exp!r}")
+
+    def _count_filter(self, exp: CountFilter, alias: str) -> str:
+        """`EXISTS (SELECT 1 FROM (SELECT count(…) AS count FROM target WHERE join AND
+        where) AS c WHERE predicate)`: the predicate's comparisons read the count as a
+        column of the row `c`."""
+        inner, counted = self.alias("_x"), self.alias("_c")
+        cond = self.join_condition(exp.mapping, alias, inner)
+        columns = ", ".join(f"{inner}.{ident(c)}" for c in exp.columns)
+        if len(exp.columns) > 1:
+            columns = f"({columns})"
+        value = f"{'DISTINCT ' if exp.distinct else ''}{columns}" if columns else "*"
+        return (
+            f"EXISTS (SELECT 1 FROM (SELECT count({value}) AS {ident('count')} "
+            f"FROM {qualified(exp.table)} AS {inner} "
+            f"WHERE ({cond}) AND ({self.bool_exp(exp.where, inner)})) AS {counted} "
+            f"WHERE {self.bool_exp(exp.predicate, counted)})"
+        )
 
     def _compare(self, exp: Compare, alias: str) -> str:
         # The operator's SQL token and form come from the operator table, never the request.
