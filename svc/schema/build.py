@@ -51,6 +51,7 @@ from svc.ir.operators import Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
+from svc.schema.agg_bool_exp import aggregate_fields
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
@@ -435,6 +436,8 @@ class SchemaBuilder:
                 f[cf.name] = self.input_field(self.bool_exp(self.tables[cf.returns_table]))
             else:
                 f[cf.name] = self.input_field(self._computed_comparison(cf))
+        for name, field in aggregate_fields(self, table).items():  # issue 18
+            f.setdefault(name, field)
         return dict(sorted(f.items()))
 
     def order_by_type(self, table: Table) -> GraphQLInputObjectType:

@@ -54,6 +54,8 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "aggregate",
         "aggregate_fields",
         "aggregate_order_by",
+        "aggregate_bool_exp",  # svc/schema/agg_bool_exp.py
+        "aggregate_bool_exp_count",
         "mutation_response",
         "insert_input",
         "obj_rel_insert_input",
