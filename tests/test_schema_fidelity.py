@@ -28,7 +28,8 @@ CREATE TABLE track (id serial PRIMARY KEY, name text NOT NULL,
   album_id integer REFERENCES album (id));
 CREATE TABLE profile (artist_id integer PRIMARY KEY REFERENCES artist (id), bio text);
 INSERT INTO artist (name) VALUES ('AC/DC'), ('Accept');
-INSERT INTO album (title, artist_id) VALUES ('For Those About To Rock', 1), ('Restless', 2);
+INSERT INTO album (title, artist_id)
+  VALUES ('For Those About To Rock', 1), ('Restless', 2), ('Restless', 2);
 INSERT INTO track (name, album_id) VALUES ('Balls to the Wall', 2), ('Loose', NULL);
 """
 
@@ -38,23 +39,23 @@ def _rel(table: str, name: str, using: dict[str, Any], kind: str = "object") -> 
     return {"type": f"create_{kind}_relationship", "args": args}
 
 
-def _select(table: str, role: str, filter_: dict[str, Any]) -> dict[str, Any]:
-    permission = {"columns": "*", "filter": filter_}
+def _select(
+    table: str, role: str, filter_: dict[str, Any], *, aggregations: bool = False
+) -> dict[str, Any]:
+    permission = {"columns": "*", "filter": filter_, "allow_aggregations": aggregations}
     args = {"table": table, "role": role, "permission": permission}
     return {"type": "create_select_permission", "args": args}
 
 
+ALBUMS = {"table": "album", "column": "artist_id"}
 REVERSE = {"foreign_key_constraint_on": {"table": "profile", "column": "artist_id"}}
 STEPS = [
     {"type": "run_sql", "args": {"sql": SETUP}},
     *({"type": "track_table", "args": t} for t in ("artist", "album", "track", "profile")),
     _rel("album", "artist", {"foreign_key_constraint_on": "artist_id"}),
     _rel("track", "album", {"foreign_key_constraint_on": "album_id"}),
-    _rel(
-        "artist",
-        "profile",
-        {"foreign_key_constraint_on": {"table": "profile", "column": "artist_id"}},
-    ),
+    _rel("artist", "profile", REVERSE),
+    _rel("artist", "albums", {"foreign_key_constraint_on": ALBUMS}, "array"),
     _rel(
         "album",
         "artist_manual",
@@ -68,6 +69,8 @@ STEPS = [
     *(_select(t, "user", {}) for t in ("artist", "album", "track", "profile")),
     _select("album", "limited", {}),
     _select("artist", "limited", {"name": {"_eq": "Accept"}}),
+    _select("artist", "agg", {}),
+    _select("album", "agg", {"title": {"_neq": "Restless"}}, aggregations=True),
 ]
 
 
@@ -113,7 +116,63 @@ def test_object_relationship_nullability(srv: ServerProcess) -> None:
     answer = srv.graphql(
         "{ album(order_by: {id: asc}) { artist { name } } }", headers={"x-svc-role": "limited"}
     )
-    assert answer == {"data": {"album": [{"artist": None}, {"artist": {"name": "Accept"}}]}}
+    accept = {"artist": {"name": "Accept"}}
+    assert answer == {"data": {"album": [{"artist": None}, accept, accept]}}
+
+
+def artists(s: ServerProcess, where: str, role: str = "admin") -> list[str]:
+    """Names of the artists matching `where` (GraphQL input syntax)."""
+    headers = {} if role == "admin" else {"x-svc-role": role}
+    q = f"{{ artist(where: {where}, order_by: {{id: asc}}) {{ name }} }}"
+    body = s.graphql(q, headers=headers)
+    assert "errors" not in body, body
+    return [a["name"] for a in body["data"]["artist"]]
+
+
+def test_aggregate_bool_exp(srv: ServerProcess) -> None:
+    count = "{albums_aggregate: {count: %s}}"
+    assert artists(srv, count % "{predicate: {_gt: 1}}") == ["Accept"]
+    assert artists(srv, count % "{predicate: {_eq: 1}}") == ["AC/DC"]
+    distinct = "{arguments: [title], distinct: true, predicate: {_eq: 1}}"
+    assert artists(srv, count % distinct) == ["AC/DC", "Accept"]
+    assert artists(srv, count % "{arguments: [title], predicate: {_eq: 2}}") == ["Accept"]
+    only_for = '{filter: {title: {_like: "For%"}}, predicate: {_eq: 0}}'
+    assert artists(srv, count % only_for) == ["Accept"]
+    # combined with other conditions, and a variable predicate
+    both = '{_and: [{name: {_like: "AC%"}}, ' + count % "{predicate: {_lt: 2}}" + "]}"
+    assert artists(srv, both) == ["AC/DC"]
+    q = (
+        "query ($p: Int_comparison_exp!) "
+        "{ artist(where: {albums_aggregate: {count: {predicate: $p}}}) { name } }"
+    )
+    assert srv.graphql(q, {"p": {"_gte": 2}}) == {"data": {"artist": [{"name": "Accept"}]}}
+    assert srv.graphql(q, {"p": {"_lt": 2}}) == {"data": {"artist": [{"name": "AC/DC"}]}}
+    # a role counts only the rows it may see ("Restless" is hidden from `agg`)
+    assert artists(srv, count % "{predicate: {_eq: 0}}", role="agg") == ["Accept"]
+
+
+def test_aggregate_bool_exp_types(srv: ServerProcess) -> None:
+    count = "album_aggregate_bool_exp_count"
+    assert input_type(srv, count, "predicate") == "Int_comparison_exp!"
+    assert input_type(srv, count, "arguments") == "[album_select_column!]"
+    assert input_type(srv, count, "distinct") == "Boolean"
+    assert input_type(srv, count, "filter") == "album_bool_exp"
+    assert input_type(srv, "artist_bool_exp", "albums_aggregate") == "album_aggregate_bool_exp"
+    # only where the role may aggregate the target, as `albums_aggregate` itself
+    assert input_type(srv, "artist_bool_exp", "albums_aggregate", "user") is None
+    assert input_type(srv, "artist_bool_exp", "albums_aggregate", "agg") is not None
+
+
+def input_type(s: ServerProcess, type_name: str, field: str, role: str = "admin") -> str | None:
+    """An input field's type as SDL spells it, None when the type or field is absent."""
+    q = """query ($t: String!) { __type(name: $t) { inputFields {
+      name type { kind name ofType { kind name ofType { kind name ofType { name } } } } } } }"""
+    headers = {} if role == "admin" else {"x-svc-role": role}
+    found = s.graphql(q, {"t": type_name}, headers=headers)["data"]["__type"]
+    if found is None:
+        return None
+    fields = {f["name"]: f["type"] for f in found["inputFields"]}
+    return _sdl(fields[field]) if field in fields else None
 
 
 # -- graphql-js ---------------------------------------------------------------------------
