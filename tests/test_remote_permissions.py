@@ -63,8 +63,9 @@ def corpus_permission_bodies() -> list[tuple[str, int, str]]:
     if not PERMISSIONS.is_dir():
         return []
     out = []
-    for path in sorted(PERMISSIONS.glob("role_based_*.yaml")) + [
-        PERMISSIONS / "argument_preset_validation.yaml"
+    for path in [
+        *sorted(PERMISSIONS.glob("role_based_*.yaml")),
+        PERMISSIONS / "argument_preset_validation.yaml",
     ]:
         doc = yaml.safe_load(path.read_text())
         for i, step in enumerate(doc if isinstance(doc, list) else [doc]):
