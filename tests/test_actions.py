@@ -398,3 +398,18 @@ def test_permissions_round_trip(srv: ServerProcess) -> None:
     assert srv.query(create).status_code == 200
     dup = srv.query(create)
     assert dup.status_code == 400 and dup.json()["code"] == "already-exists"
+
+
+def test_a_handlers_cookie_is_not_sent_to_later_calls(
+    srv: ServerProcess, hook: HttpFixture
+) -> None:
+    seen: list[Recorded] = []
+
+    def who(req: Recorded) -> Reply:
+        seen.append(req)
+        return Reply(200, b'{"id": 1}', {"Set-Cookie": "session=abc; Path=/"})
+
+    hook.route("/who", who)
+    for _ in range(2):
+        assert srv.graphql("{ who(id: 1) { id } }") == {"data": {"who": {"id": 1}}}
+    assert "cookie" not in seen[-1].headers  # the shared outbound client keeps no cookies

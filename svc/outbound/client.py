@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, Literal
 
 import httpx
@@ -86,6 +87,11 @@ def _kind(exc: Exception) -> Kind:
     return "connection"
 
 
+# A jar that keeps nothing: the client is shared by every caller (actions, auth webhook,
+# remote schemas, events), so one answer's cookies would otherwise be sent to all of them.
+_NO_COOKIES = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
 class OutboundClient:
     """A pool of HTTP connections: at most `pool_size` open at once (a call waits for a
     free one), each new one given `connect_timeout` seconds to connect; `timeout` is the
@@ -116,7 +122,10 @@ class OutboundClient:
                 max_connections=self.pool_size, max_keepalive_connections=self.pool_size
             )
             self._client = httpx.AsyncClient(
-                limits=limits, follow_redirects=False, headers={"user-agent": f"svc/{VERSION}"}
+                limits=limits,
+                follow_redirects=False,
+                headers={"user-agent": f"svc/{VERSION}"},
+                cookies=_NO_COOKIES,  # a webhook's Set-Cookie must not reach other callers
             )
             self._loop = loop
         return self._client
