@@ -36,8 +36,9 @@ from graphql import (
     GraphQLSchema,
     Undefined,
     introspection_types,
-    specified_directives,
 )
+
+from svc.schema.directives import DIRECTIVES
 
 FieldsThunk = Callable[[], dict[str, Any]]
 # Fields now, or a thunk giving them once every type exists. The builder passes fields now
@@ -198,7 +199,7 @@ class Types:
         s.query_type = query
         s.mutation_type = mutation
         s.subscription_type = subscription
-        s.directives = specified_directives
+        s.directives = DIRECTIVES  # @cached too (issue 18)
         s.type_map = type_map
         s._sub_type_map = {}
         s._implementations_map = {}
@@ -287,7 +288,7 @@ class CheckedTypes(Types):
         subscription: GraphQLObjectType | None,
     ) -> GraphQLSchema:
         """graphql-core's `GraphQLSchema`, to be validated."""
-        return GraphQLSchema(query, mutation, subscription)
+        return GraphQLSchema(query, mutation, subscription, directives=DIRECTIVES)
 
     def finish(self) -> None:
         """Nothing: graphql-core resolves the thunks while collecting the schema's types."""
@@ -345,7 +346,7 @@ def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
 
     for root in roots:
         reach(root)
-    for directive in specified_directives:
+    for directive in DIRECTIVES:
         for arg in directive.args.values():
             reach(arg.type)
     reach(introspection_types["__Schema"])
