@@ -30,7 +30,9 @@ def hook() -> Iterator[WebhookRecorder]:
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(create_database(pg_url), env=FAST)
+    db_url = create_database(pg_url)
+    s = ServerProcess(db_url, env=FAST)
+    s.db_url = db_url  # type: ignore[attr-defined]
     try:
         yield s
     finally:
@@ -288,3 +290,33 @@ def test_dropped_table_and_clear_metadata(srv, hook, table) -> None:
     fns = sql(srv, "SELECT count(*) FROM pg_proc WHERE proname::text LIKE 'notify_svc_dropme%'")
     assert fns["result"][1][0] == "0"
     sql(srv, f"CREATE TABLE {table} (id bigint PRIMARY KEY, name text, n int, blob text)")
+
+
+def test_pause_resume_and_exponential_backoff_conf(srv, hook, table) -> None:
+    conf = {"num_retries": 2, "interval_sec": 1, "timeout_sec": 5, "backoff": "exponential"}
+    ok(srv, trigger("pausable", table, hook.url("/p"), retry_conf={**conf, "max_interval_sec": 4}))
+    ok(srv, {"type": "pause_event_trigger", "args": {"name": "pausable"}})
+    ok(srv, {"type": "insert", "args": {"table": table, "objects": [{"id": 1}]}})
+    with pytest.raises(queue.Empty):
+        hook.pop(1.5)  # captured, not delivered while paused
+    exported = ok(srv, {"type": "export_metadata", "args": {}})
+    entry = next(t for t in exported["tables"] if t["table"]["name"] == table)
+    assert entry["event_triggers"][0]["paused"] is True
+    assert entry["event_triggers"][0]["retry_conf"]["backoff"] == "exponential"
+    ok(srv, {"type": "resume_event_trigger", "args": {"name": "pausable"}})
+    assert pop(hook, 8.0)["event"]["data"]["new"]["id"] == "1"
+
+
+def test_cleanup_command_deletes_finished_events(srv, hook, table) -> None:
+    from svc.cli import main
+
+    ok(srv, trigger("cleaned", table, hook.url("/c")))
+    ok(srv, {"type": "insert", "args": {"table": table, "objects": [{"id": 1}, {"id": 2}]}})
+    pop(hook), pop(hook)
+    time.sleep(0.5)
+    count = "SELECT count(*) FROM hdb_catalog.event_log WHERE trigger_name = 'cleaned'"
+    assert sql(srv, count)["result"][1][0] == "2"
+    assert main(["events", "cleanup", "--database-url", srv.db_url, "--older-than-days", "1"]) == 0
+    assert sql(srv, count)["result"][1][0] == "2"  # younger than a day: kept
+    assert main(["events", "cleanup", "--database-url", srv.db_url, "--older-than-days", "0"]) == 0
+    assert sql(srv, count)["result"][1][0] == "0"

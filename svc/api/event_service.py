@@ -15,7 +15,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from svc.metadata.event_triggers import all_triggers
-from svc.workers.events import EventOptions, TriggerInfo, event_worker_spec
+from svc.workers.events import EventOptions, TriggerInfo, cleanup, event_worker_spec
 from svc.workers.runtime import DEFAULT_STOP_TIMEOUT
 from svc.workers.worker import Worker
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from svc.api.engine import Engine
 
 _running: dict[int, EventDelivery] = {}
+CLEANUP_EVERY = 3600.0  # seconds between two automatic cleanups (`--events-retention`)
 
 
 def options_of(config: Any) -> EventOptions:
@@ -44,6 +45,7 @@ class EventDelivery:
         self.worker: Worker | None = None
         self._task: asyncio.Task[None] | None = None
         self._cache: tuple[Any, dict[str, TriggerInfo]] = (None, {})
+        self._cleaned = -CLEANUP_EVERY
 
     def lookup(self, name: str) -> TriggerInfo | None:
         """The trigger called `name` in the current metadata (None when unknown)."""
@@ -77,7 +79,18 @@ class EventDelivery:
             elif not wanted and self.worker is not None:
                 worker, self.worker = self.worker, None
                 await worker.stop(DEFAULT_STOP_TIMEOUT)
+            await self._cleanup()
             await asyncio.sleep(min(self.options.fetch_interval, 1.0))
+
+    async def _cleanup(self) -> None:
+        """Delete old finished events once per `CLEANUP_EVERY` when a retention is set."""
+        retention = self.engine.config.events_retention
+        now = asyncio.get_running_loop().time()
+        if retention <= 0 or now - self._cleaned < CLEANUP_EVERY or self.worker is None:
+            return
+        self._cleaned = now
+        with contextlib.suppress(Exception):  # Postgres away: the next hour tries again
+            await cleanup(self.engine.db, retention)
 
     async def stop(self) -> None:
         """Stop the supervisor, then the worker (see `Worker.stop`)."""

@@ -22,7 +22,14 @@ from typing import Any
 
 import msgspec
 
-from svc.catalog.event_log import DUE, FINISH_SQL, LOG_INVOCATION_SQL, POSTPONE_SQL
+from svc.catalog.event_log import (
+    CLEANUP_SQL,
+    DUE,
+    EVENT_LOG_EXISTS_SQL,
+    FINISH_SQL,
+    LOG_INVOCATION_SQL,
+    POSTPONE_SQL,
+)
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.metadata.event_triggers import EventTrigger
@@ -198,3 +205,13 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
         concurrency=options.concurrency,
         lock_timeout=options.lock_timeout,
     )
+
+
+async def cleanup(db: Database, older_than: float) -> int:
+    """Delete delivered, errored and archived events created more than `older_than`
+    seconds ago (their invocation logs go with them); returns how many. 0 when there
+    are no event tables."""
+    async with db.pool.acquire() as conn:
+        if not await conn.fetchval(EVENT_LOG_EXISTS_SQL):
+            return 0
+        return int(await conn.fetchval(CLEANUP_SQL, str(older_than)))

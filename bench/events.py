@@ -1,0 +1,170 @@
+"""`uv run python -m bench.events`: event-trigger delivery and capture cost (issue 14).
+
+1. Delivery: one `svc serve --workers 1` (default event options) delivers N events (a
+   `generate_series` insert into a table with an insert trigger) to a local webhook
+   (`tests/webhook_recorder.py`, answering 204); events per second from the insert's
+   commit until `event_log` shows all delivered. Target: >= 1,000/s.
+2. Capture: insert mutations per second (`insert_<t>_one`, `--concurrency` clients) on a
+   table without and with an event trigger, rounds alternating; the server runs with
+   `--events-fetch-interval 3600` so only capture is measured. Target: <= 15% slower.
+
+Prints a table and PASS/FAIL, and saves `bench/results/events-<date>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+import asyncpg
+import httpx
+
+from bench.common import RESULTS, ROOT, create_database, free_port, postgres, say, today
+from bench.servers import Server, _spawn
+from tests.webhook_recorder import WebhookRecorder
+
+
+def start(db_url: str, *extra: str) -> Server:
+    """`svc serve --workers 1` on `db_url` with `extra` options, ready."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "svc", "serve", "--database-url", db_url, "--workers", "1"]
+    cmd += ["--server-host", "127.0.0.1", "--server-port", str(port), *extra]
+    server = _spawn("svc-events", cmd, {"SVC_GRAPHQL_LOG_REQUESTS": "false"}, ROOT, "")
+    server.url = f"http://127.0.0.1:{port}"
+    _wait(server)
+    return server
+
+
+def _wait(server: Server) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(server.url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(server.tail())
+
+
+def query(server: Server, body: Any) -> Any:
+    r = httpx.post(server.url + "/v1/query", json=body, timeout=120)
+    if r.status_code != 200:
+        raise RuntimeError(r.text)
+    return r.json()
+
+
+def setup(server: Server, hook_url: str) -> None:
+    sql = "CREATE TABLE plain (id int PRIMARY KEY, v text); CREATE TABLE evt (LIKE plain);"
+    sql += "ALTER TABLE evt ADD PRIMARY KEY (id);"
+    trigger = {"name": "bench", "table": "evt", "webhook": hook_url, "insert": {"columns": "*"}}
+    steps = [
+        {"type": "run_sql", "args": {"sql": sql}},
+        {"type": "track_table", "args": {"table": "plain"}},
+        {"type": "track_table", "args": {"table": "evt"}},
+        {"type": "create_event_trigger", "args": trigger},
+    ]
+    query(server, {"type": "bulk", "args": steps})
+
+
+async def delivered(db_url: str) -> int:
+    conn = await asyncpg.connect(db_url)
+    try:
+        return int(
+            await conn.fetchval("SELECT count(*) FROM hdb_catalog.event_log WHERE delivered")
+        )
+    finally:
+        await conn.close()
+
+
+def measure_delivery(db_url: str, server: Server, events: int) -> float:
+    """Events per second from the insert to the last delivery."""
+    sql = f"INSERT INTO evt (id, v) SELECT g, 'x' FROM generate_series(1, {events}) g"
+    query(server, {"type": "run_sql", "args": {"sql": sql}})
+    started = time.monotonic()
+    while asyncio.run(delivered(db_url)) < events:
+        if time.monotonic() - started > 600:
+            raise RuntimeError("delivery did not finish in 600 s")
+        time.sleep(0.05)
+    return events / (time.monotonic() - started)
+
+
+async def inserts(url: str, table: str, count: int, concurrency: int, first: int) -> float:
+    """Insert mutations per second (`count` of them, `concurrency` at once)."""
+    mutation = f'mutation($id: Int!) {{ insert_{table}_one(object: {{id: $id, v: "x"}}) {{ id }} }}'
+    ids = iter(range(first, first + count))
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+
+        async def worker() -> None:
+            for i in ids:
+                r = await client.post(
+                    "/v1/graphql", json={"query": mutation, "variables": {"id": i}}
+                )
+                if "errors" in r.json():
+                    raise RuntimeError(r.text)
+
+        started = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return count / (time.monotonic() - started)
+
+
+def measure_capture(server: Server, count: int, concurrency: int, rounds: int) -> dict[str, float]:
+    rates: dict[str, list[float]] = {"plain": [], "evt": []}
+    first = 1_000_000
+    for _ in range(rounds):
+        for table in ("plain", "evt"):
+            rates[table].append(asyncio.run(inserts(server.url, table, count, concurrency, first)))
+            first += count
+    return {t: statistics.median(r) for t, r in rates.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--inserts", type=int, default=2_000, help="mutations per round")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    with postgres() as admin, WebhookRecorder() as hook:
+        db = asyncio.run(create_database(admin, "events"))
+        server = start(db)
+        try:
+            setup(server, hook.url("/bench"))
+            say(f"delivering {args.events} events")
+            rate = measure_delivery(db, server, args.events)
+        finally:
+            server.stop()
+        hook.drain()
+        server = start(db, "--events-fetch-interval", "3600")
+        try:
+            say(f"capture: {args.rounds} rounds of {args.inserts} inserts per table")
+            capture = measure_capture(server, args.inserts, args.concurrency, args.rounds)
+        finally:
+            server.stop()
+    slower = 1 - capture["evt"] / capture["plain"]
+    result = {
+        "date": today(),
+        "events": args.events,
+        "delivered_per_s": round(rate, 1),
+        "inserts_per_s_without_trigger": round(capture["plain"], 1),
+        "inserts_per_s_with_trigger": round(capture["evt"], 1),
+        "capture_slowdown": round(slower, 4),
+        "delivery_target_pass": rate >= 1000,
+        "capture_target_pass": slower <= 0.15,
+    }
+    print(json.dumps(result, indent=2))
+    print(f"delivery {rate:.0f} events/s (target >= 1000): {'PASS' if rate >= 1000 else 'FAIL'}")
+    verdict = "PASS" if slower <= 0.15 else "FAIL"
+    print(f"capture {slower:.1%} slower with a trigger (target <= 15%): {verdict}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"events-{today()}.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
