@@ -144,6 +144,9 @@ class Config:
     events_fetch_batch_size: int = 100
     events_http_pool_size: int = 100
     events_lock_timeout: float = 60.0
+    # Delivered, errored and archived events older than this many seconds are deleted
+    # by the delivery worker once an hour (`--events-retention`; 0: kept forever).
+    events_retention: float = 0.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -193,6 +196,7 @@ class Config:
             "events_fetch_batch_size": _positive(e, "SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE", 100),
             "events_http_pool_size": _positive(e, "SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE", 100),
             "events_lock_timeout": _seconds(e, "SVC_GRAPHQL_EVENTS_LOCK_TIMEOUT", 60.0),
+            "events_retention": _seconds(e, "SVC_GRAPHQL_EVENTS_RETENTION", 0.0),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -207,6 +207,13 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         default="60",
         kind=float,
     ),
+    Option(
+        "--events-retention",
+        "SVC_GRAPHQL_EVENTS_RETENTION",
+        "seconds after which delivered and errored events are deleted (hourly)",
+        default="0: kept",
+        kind=float,
+    ),
 )
 
 
