@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from svc.cli import events as events_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
 from svc.version import VERSION
 
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("version", help="print the version")
     _metadata_parser(sub)
     _compile_parser(sub)
+    events_command.add_parser(sub)  # issue 14: svc events cleanup
     args = parser.parse_args(argv)
     if args.command == "version":
         print(VERSION)
@@ -86,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         from svc.cli import metadata
 
         return metadata.run(args)
+    if args.command == "events":
+        return events_command.run(args)
     if args.command == "compile":
         from svc.cli import compile as compile_command
 
