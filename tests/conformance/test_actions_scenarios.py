@@ -20,13 +20,11 @@ from tests.fixture_servers import actions as fixture
 from tests.support import ServerProcess, create_database
 
 SCENARIO_DIR = CORPUS / "actions" / "scenarios"
-KRITI = "request/response transforms (Kriti templates) are not applied yet (README: Not yet)"
 COOKIE = (
     "the handler's Set-Cookie header is not passed to the client (the HTTP layer answers "
     "only its own headers)"
 )
 KNOWN: dict[str, str] = {
-    "actions/scenarios/async.yaml::create_user_transformed_success": KRITI,
     "actions/scenarios/sync_checks.yaml::set_cookie_header": COOKIE,
 }
 

@@ -3,7 +3,8 @@
 Hasura `Execute/Action.hs`).
 
 Request: `POST <handler>` (`{{ENV}}` templates rendered now) with the body `{action:
-{name}, input, session_variables, request_query}`; headers: the configured ones, then
+{name}, input, session_variables, request_query}` (or what `request_transform` makes of
+it, `svc.api.actions.transforms`); headers: the configured ones, then
 `Content-Type: application/json` and `User-Agent: svc/<version>`, then (with
 `forward_client_headers`) the client's headers; a name is sent once, the later source
 winning as in the reference. Waits up to the action's `timeout` (default 30 s).
@@ -31,6 +32,8 @@ from svc.outbound import (
     shared_client,
 )
 from svc.version import VERSION
+
+from . import transforms
 
 # Client headers never forwarded (hop-by-hop, content negotiation, the engine's own).
 NOT_FORWARDED = frozenset(
@@ -84,6 +87,7 @@ class Call:
     url: str
     headers: list[tuple[str, str]]
     body: dict[str, Any]
+    sent: Any = None  # the body after `request_transform` (None: not transformed)
 
     def internal(self, error: Any, response: Any = None) -> dict[str, Any]:
         """`extensions.internal` of a failed call (admins only)."""
@@ -92,7 +96,12 @@ class Call:
             "url": self.url,
             "body": self.body,
             "headers": configured,
-            "transformed_request": None,
+            "transformed_request": None
+            if self.sent is None
+            else {
+                "url": self.url,
+                "body": None if self.sent is transforms.REMOVED else self.sent,
+            },
         }
         out: dict[str, Any] = {"error": error, "request": request}
         if response is not None:
@@ -146,7 +155,11 @@ def make_call(
         "session_variables": session,
         "request_query": query,
     }
-    return Call(action, render_template(d.handler), list(sent.values()), body)
+    url = render_template(d.handler)
+    if not d.request_transform:
+        return Call(action, url, list(sent.values()), body)
+    transformed = transforms.request_body(d.request_transform, body, session)
+    return Call(action, url, list(sent.values()), body, transformed)
 
 
 def _headers(response: OutboundResponse) -> list[dict[str, str]]:
@@ -169,7 +182,10 @@ def unexpected(call: Call, message: str, internal: Any) -> SvcError:
 async def send(call: Call) -> tuple[Any, OutboundResponse]:
     """POST the call and decode the answer: `(JSON value, response)` for a 2xx answer;
     raises `HandlerError` (4xx) or `unexpected` errors (see the module's text)."""
-    content = msgspec.json.encode(call.body)
+    if call.sent is None:
+        content: bytes | None = msgspec.json.encode(call.body)
+    else:
+        content = None if call.sent is transforms.REMOVED else msgspec.json.encode(call.sent)
     try:
         response = await shared_client().request(
             "POST",
@@ -189,6 +205,10 @@ async def send(call: Call) -> tuple[Any, OutboundResponse]:
         internal = call.internal("invalid json", _response(response, text))
         raise unexpected(call, "not a valid json response from webhook", internal) from None
     if 200 <= response.status < 300:
+        d = call.action.definition
+        if d.response_transform:
+            session = call.body["session_variables"]
+            value = transforms.response_body(d.response_transform, value, session)
         return value, response
     if 400 <= response.status < 500:
         raise _handler_error(call, response, value)
