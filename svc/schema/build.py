@@ -506,7 +506,12 @@ class SchemaBuilder:
         """`x_aggregate_order_by`: `count` and `<op>: x_<op>_order_by`."""
         name = f"{table.gql_name}_aggregate_order_by"
         return self._memo(  # type: ignore[no-any-return]
-            name, lambda: self.t.input_type(name, lambda: self._aggregate_order_by_fields(table))
+            name,
+            lambda: self.t.input_type(
+                name,
+                lambda: self._aggregate_order_by_fields(table),
+                f'order by aggregate values of table "{table.name}"',
+            ),
         )
 
     def _aggregate_order_by_fields(self, table: Table) -> dict[str, GraphQLInputField]:
@@ -561,7 +566,9 @@ class SchemaBuilder:
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
-                name, dict.fromkeys((c.gql_name for c in cols), self.order_by_field)
+                name,
+                dict.fromkeys((c.gql_name for c in cols), self.order_by_field),
+                f'order by {op}() on columns of table "{table.name}"',
             ),
         )
 

@@ -30,6 +30,23 @@ if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
 
 JSONB_UPDATE_OPS = ("_append", "_prepend", "_delete_key", "_delete_elem", "_delete_at_path")
+# The reference's descriptions of the generated input types (`{table}`: the table's name).
+INPUT_DESCRIPTIONS = {
+    "set_input": 'input type for updating data in table "{table}"',
+    "inc_input": 'input type for incrementing numeric columns in table "{table}"',
+    "append_input": "append existing jsonb value of filtered columns with new jsonb value",
+    "prepend_input": "prepend existing jsonb value of filtered columns with new jsonb value",
+    "delete_key_input": "delete key/value pair or string element. key/value pairs are "
+    "matched based on their key value",
+    "delete_elem_input": "delete the array element with specified index (negative integers "
+    "count from the end). throws an error if top level container is not an array",
+    "delete_at_path_input": "delete the field or element with specified path (for JSON "
+    "arrays, negative integers count from the end)",
+}
+UPDATE_WHERE = "filter the rows which have to be updated"
+SET_ARG = "sets the columns of the filtered rows to the given values"
+UPDATES_ARG = "updates to execute, in order"
+DELETE_WHERE = "filter the rows which have to be deleted"
 
 
 class MutationTypes:
@@ -101,14 +118,14 @@ class MutationTypes:
 
     def obj_rel_input(self, table: Table) -> GraphQLInputObjectType:
         """`x_obj_rel_insert_input {data, on_conflict}`."""
-        return self._rel_input(table, "obj_rel_insert_input", self.b.nn)
+        return self._rel_input(table, "obj_rel_insert_input", self.b.nn, "object")
 
     def arr_rel_input(self, table: Table) -> GraphQLInputObjectType:
         """`x_arr_rel_insert_input {data, on_conflict}`."""
-        return self._rel_input(table, "arr_rel_insert_input", self.b.rows)
+        return self._rel_input(table, "arr_rel_insert_input", self.b.rows, "array")
 
     def _rel_input(
-        self, table: Table, suffix: str, wrap: Callable[[Any], Any]
+        self, table: Table, suffix: str, wrap: Callable[[Any], Any], kind: str
     ) -> GraphQLInputObjectType:
         def fields() -> dict[str, GraphQLInputField]:
             out = {"data": self.b.input_field(wrap(self.insert_input(table)))}
@@ -117,7 +134,8 @@ class MutationTypes:
                 out["on_conflict"] = self.b.input_field(conflict)
             return out
 
-        return self._input(f"{table.gql_name}_{suffix}", fields)
+        description = f'input type for inserting {kind} relation for remote table "{table.name}"'
+        return self._input(f"{table.gql_name}_{suffix}", fields, description)
 
     def on_conflict(self, table: Table) -> GraphQLInputObjectType | None:
         """`x_on_conflict {constraint, update_columns, where}`: only with a unique key, and
@@ -134,6 +152,7 @@ class MutationTypes:
                 ),
                 "where": b.input_field(b.bool_exp(table)),
             },
+            f'on_conflict condition type for table "{table.name}"',
         )
 
     def constraint(self, table: Table) -> GraphQLEnumType:
@@ -155,8 +174,12 @@ class MutationTypes:
         b, t = self.b, self.t
 
         def make() -> GraphQLEnumType:
-            values = {c.gql_name: b.enum_value(c.name) for c in self.update_cols(table) or ()}
-            return t.enum_type(name, values or {"_PLACEHOLDER": b.enum_value("")})
+            cols = self.update_cols(table) or ()
+            values = {c.gql_name: b.enum_value(c.name, "column name") for c in cols}
+            placeholder = {"_PLACEHOLDER": b.enum_value("", "placeholder (do not use)")}
+            return t.enum_type(
+                name, values or placeholder, f'update columns of table "{table.name}"'
+            )
 
         return self.b._memo(name, make)  # type: ignore[no-any-return]
 
@@ -167,16 +190,28 @@ class MutationTypes:
         return self._input(
             f"{table.gql_name}_{suffix}",
             lambda: {c.gql_name: b.input_field(scalar or b.scalar(c.scalar)) for c in cols},
+            INPUT_DESCRIPTIONS[suffix].format(table=table.name),
         )
 
     def update_args(self, table: Table) -> dict[str, GraphQLArgument]:
         """`_set`, `_inc` and the jsonb operators an update takes."""
-        arg = self.t.argument
+
+        def arg(of: Any) -> GraphQLArgument:  # a jsonb operator: described as its type
+            return self.t.argument(of, of.description)
+
         cols = list(self.update_cols(table) or ())
-        args = {"_set": arg(self._columns_input(table, "set_input", cols))}
+        set_ = self._columns_input(table, "set_input", cols)
+        args = {
+            "_set": self.t.argument(
+                set_, "sets the columns of the filtered rows to the given values"
+            )
+        }
         numeric = [c for c in cols if c.is_numeric and not c.is_array]
         if numeric:
-            args["_inc"] = arg(self._columns_input(table, "inc_input", numeric))
+            inc = self._columns_input(table, "inc_input", numeric)
+            args["_inc"] = self.t.argument(
+                inc, "increments the numeric columns with given value of the filtered values"
+            )
         jsonb = [c for c in cols if c.type_name == "jsonb"]
         if jsonb:
             strings = self.b.list_nn(GraphQLString)
@@ -229,9 +264,21 @@ class MutationTypes:
         b, t = self.b, self.t
 
         def fields() -> dict[str, GraphQLField]:
-            f = {"affected_rows": t.field(b.nn(GraphQLInt), extensions=AFFECTED_ROWS)}
+            f = {
+                "affected_rows": t.field(
+                    b.nn(GraphQLInt),
+                    None,
+                    "number of rows affected by the mutation",
+                    extensions=AFFECTED_ROWS,
+                )
+            }
             if self.can_select(table):
-                f["returning"] = t.field(b.rows(b.object_type(table)), extensions=RETURNING)
+                f["returning"] = t.field(
+                    b.rows(b.object_type(table)),
+                    None,
+                    "data from the rows affected by the mutation",
+                    extensions=RETURNING,
+                )
             return f
 
         return self.b._memo(  # type: ignore[no-any-return]
@@ -257,11 +304,11 @@ class MutationTypes:
         b, t = self.b, self.t
         rf = table.root_fields
         row = self.insert_input(table)
-        args = {"objects": t.argument(b.rows(row))}
-        one = {"object": t.argument(b.nn(row))}
+        args = {"objects": t.argument(b.rows(row), "the rows to be inserted")}
+        one = {"object": t.argument(b.nn(row), "the row to be inserted")}
         conflict = self.on_conflict(table)
         if conflict is not None:
-            args["on_conflict"] = one["on_conflict"] = t.argument(conflict)
+            args["on_conflict"] = one["on_conflict"] = t.argument(conflict, "upsert condition")
         out = {
             rf.insert: t.field(
                 self.response(table),
@@ -286,7 +333,7 @@ class MutationTypes:
         out = {
             rf.update: t.field(
                 self.response(table),
-                {**upd, "where": b.argument(b.nn(b.bool_exp(table)))},
+                {**upd, "where": t.argument(b.nn(b.bool_exp(table)), UPDATE_WHERE)},
                 f'update data of the table: "{table.name}"',
                 _info("update", table=table),
             )
@@ -300,7 +347,11 @@ class MutationTypes:
             )
         out[rf.update_many] = t.field(
             t.list_of(self.response(table)),
-            {"updates": t.argument(b.rows(self.updates(table, upd)))},
+            {
+                "updates": t.argument(
+                    b.rows(self.updates(table, upd)), "updates to execute, in order"
+                )
+            },
             f'update multiples rows of table: "{table.name}"',
             _info("update_many", table=table),
         )
@@ -312,7 +363,7 @@ class MutationTypes:
         out = {
             rf.delete: t.field(
                 self.response(table),
-                {"where": b.argument(b.nn(b.bool_exp(table)))},
+                {"where": t.argument(b.nn(b.bool_exp(table)), DELETE_WHERE)},
                 f'delete data from the table: "{table.name}"',
                 _info("delete", table=table),
             )
