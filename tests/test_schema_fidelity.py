@@ -251,3 +251,72 @@ def test_graphql_js_accepts_the_chinook_schema(chinook: ServerProcess) -> None:
     assert verdict["types"] > 100
     # the Chinook foreign keys are NOT NULL: their object relationships are non-null
     assert field_type(chinook, "albums", "artist") == "artists!"
+
+
+TYPE_DESCRIPTIONS = {
+    "album": 'columns and relationships of "album"',
+    "album_mutation_response": 'response of any mutation on the table "album"',
+    "album_on_conflict": 'on_conflict condition type for table "album"',
+    "album_update_column": 'update columns of table "album"',
+    "album_set_input": 'input type for updating data in table "album"',
+    "album_inc_input": 'input type for incrementing numeric columns in table "album"',
+    "album_obj_rel_insert_input": (
+        'input type for inserting object relation for remote table "album"'
+    ),
+    "album_arr_rel_insert_input": (
+        'input type for inserting array relation for remote table "album"'
+    ),
+    "album_aggregate_order_by": 'order by aggregate values of table "album"',
+    "album_avg_order_by": 'order by avg() on columns of table "album"',
+    "album_max_order_by": 'order by max() on columns of table "album"',
+    "album_avg_fields": "aggregate avg on columns",
+    "album_aggregate": 'aggregated selection of "album"',
+    "album_bool_exp": 'Boolean expression to filter rows from the table "album". '
+    "All fields are combined with a logical 'AND'.",
+    "album_select_column": 'select columns of table "album"',
+    "album_pk_columns_input": "primary key columns input for table: album",
+}
+ARGUMENT_DESCRIPTIONS = {
+    ("mutation_root", "insert_album", "objects"): "the rows to be inserted",
+    ("mutation_root", "insert_album", "on_conflict"): "upsert condition",
+    ("mutation_root", "insert_album_one", "object"): "the row to be inserted",
+    ("mutation_root", "update_album", "_set"): (
+        "sets the columns of the filtered rows to the given values"
+    ),
+    ("mutation_root", "update_album", "_inc"): (
+        "increments the numeric columns with given value of the filtered values"
+    ),
+    ("mutation_root", "update_album", "where"): "filter the rows which have to be updated",
+    ("mutation_root", "delete_album", "where"): "filter the rows which have to be deleted",
+    ("mutation_root", "update_album_many", "updates"): "updates to execute, in order",
+    ("query_root", "album", "where"): "filter the rows returned",
+    ("query_root", "album", "limit"): "limit the number of rows returned",
+}
+FIELD_DESCRIPTIONS = {
+    ("album_mutation_response", "affected_rows"): "number of rows affected by the mutation",
+    ("album_mutation_response", "returning"): "data from the rows affected by the mutation",
+    ("query_root", "album"): 'fetch data from the table: "album"',
+    ("query_root", "album_by_pk"): 'fetch data from the table: "album" using primary key columns',
+    ("query_root", "album_aggregate"): 'fetch aggregated fields from the table: "album"',
+    ("mutation_root", "update_album_many"): 'update multiples rows of table: "album"',
+    ("album", "artist"): "An object relationship",
+    ("artist", "albums"): "An array relationship",
+    ("artist", "albums_aggregate"): "An aggregate relationship",
+}
+
+
+def test_reference_descriptions(srv: ServerProcess) -> None:
+    q = """{ __schema { types { name description
+      fields { name description args { name description } } } } }"""
+    types = {t["name"]: t for t in srv.graphql(q)["data"]["__schema"]["types"]}
+    got = {name: types[name]["description"] for name in TYPE_DESCRIPTIONS}
+    assert got == TYPE_DESCRIPTIONS
+    fields = {(t["name"], f["name"]): f for t in types.values() for f in t["fields"] or ()}
+    assert {k: fields[k]["description"] for k in FIELD_DESCRIPTIONS} == FIELD_DESCRIPTIONS
+    args = {(*key, a["name"]): a["description"] for key, f in fields.items() for a in f["args"]}
+    assert {k: args[k] for k in ARGUMENT_DESCRIPTIONS} == ARGUMENT_DESCRIPTIONS
+    update_values = {
+        "query": '{ __type(name: "album_update_column") { enumValues { description } } }'
+    }
+    values = srv.client.post("/v1/graphql", json=update_values).json()
+    assert {v["description"] for v in values["data"]["__type"]["enumValues"]} == {"column name"}
