@@ -5,6 +5,7 @@ half-way is completed by a restarted process (at-least-once)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import time
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websockets
 
 from tests.http_fixture import HttpFixture, Recorded, Reply
 from tests.support import ServerProcess, create_database
@@ -161,6 +163,37 @@ def test_drop_action_clears_its_calls(srv: ServerProcess, hook: HttpFixture) -> 
     after = srv.query({"type": "run_sql", "args": {"sql": sql}}).json()["result"][1][0]
     assert int(after) == 0
     assert srv.query({"type": "bulk", "args": steps[3:]}).status_code == 200
+
+
+def test_a_subscription_follows_the_call(srv: ServerProcess, hook: HttpFixture) -> None:
+    """`subscription { signup(id) }` pushes the pending call, then its stored result."""
+    hook.route("/signup", lambda req: Reply(200, b'{"id": 1}', delay=1.5))
+    call_id = call(srv)
+    query = "subscription ($id: uuid!) { signup(id: $id) { id output { id user { name } } } }"
+
+    async def follow() -> list[Any]:
+        url = "ws" + srv.url.removeprefix("http") + "/v1/graphql"
+        async with websockets.connect(url) as ws:  # no sub-protocol: Apollo graphql-ws
+            await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+            frames = []
+            start = {"query": query, "variables": {"id": call_id}}
+            await ws.send(json.dumps({"id": "1", "type": "start", "payload": start}))
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                if frame.get("type") == "data":
+                    frames.append(frame["payload"])
+                    if frame["payload"]["data"]["signup"]["output"] is not None:
+                        break
+            await ws.send(json.dumps({"id": "1", "type": "stop"}))
+            return frames
+
+    frames = asyncio.run(follow())
+    assert frames[0] == {"data": {"signup": {"id": call_id, "output": None}}}
+    assert frames[-1] == {
+        "data": {"signup": {"id": call_id, "output": {"id": 1, "user": {"name": "Ada"}}}}
+    }
+    assert len(frames) == 2  # pushed only when the answer changed
 
 
 def test_a_call_survives_a_sigkill(database: str, hook: HttpFixture, srv: ServerProcess) -> None:

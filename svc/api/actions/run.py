@@ -203,8 +203,10 @@ def _derived(
                 visit(fragments[name], self)
 
     visit(SelectionSetNode(selections=selections), Uses())
+    # A subscription's other fields are answered as a query at each poll (`live`).
+    kind = OperationType.QUERY if op.operation == OperationType.SUBSCRIPTION else op.operation
     derived = OperationDefinitionNode(
-        operation=op.operation,
+        operation=kind,
         name=op.name,
         variable_definitions=tuple(
             d for d in op.variable_definitions or () if d.variable.name.value in used_vars
