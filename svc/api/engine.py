@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from svc.api.actions.async_calls import worker_spec as action_worker
+from svc.api.actions.live import subscribe_actions
 from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
@@ -119,6 +121,7 @@ class Engine:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, db, state, shared)
             await start_scheduled(engine)  # issue 15: hdb_catalog tables, delivery workers
+            engine.start_workers([action_worker(db, engine.current_state)])  # issue 16
         except BaseException:
             if shared is not None:
                 shared.close()
@@ -341,6 +344,12 @@ class Engine:
         `--live-queries-multiplexed-batch-size`); a failed poll pushes `{"errors": …}`
         once and polling goes on. `await handle.stop()` ends it (idempotent; nothing is
         pushed after it returns)."""
+        interval = self.live.interval  # issue 16: subscriptions of action fields poll
+        found = await subscribe_actions(
+            self.graphql_service, self.current_state, raw, role, session, push, interval
+        )
+        if found is not None:
+            return found
         state = await self.current_state()
         return await subscribe(self.graphql_service, self.live, state, raw, role, session, push)
 
