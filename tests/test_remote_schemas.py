@@ -110,8 +110,8 @@ def test_remote_down_at_reload_is_inconsistent(srv: ServerProcess, remotes: dict
 def test_remote_relationship_batched(srv: ServerProcess, remotes: dict[str, Any]) -> None:
     q(srv, {"type": "clear_metadata", "args": {}})
     sql = (
-        "DROP TABLE IF EXISTS profiles; CREATE TABLE profiles (id int primary key, name text);"
-        "INSERT INTO profiles SELECT g, 'p' || g FROM generate_series(1, 100) g;"
+        "DROP TABLE IF EXISTS profiles; CREATE TABLE profiles (id int primary key, msg_id int);"
+        "INSERT INTO profiles SELECT g, g FROM generate_series(1, 100) g;"
         "INSERT INTO profiles VALUES (101, NULL)"
     )
     q(srv, {"type": "run_sql", "args": {"sql": sql}})
@@ -124,9 +124,9 @@ def test_remote_relationship_batched(srv: ServerProcess, remotes: dict[str, Any]
             "args": {
                 "name": "messageBasic",
                 "table": "profiles",
-                "svc_fields": ["id"],
+                "svc_fields": ["msg_id"],
                 "remote_schema": "node",
-                "remote_field": {"message": {"arguments": {"id": "$id"}}},
+                "remote_field": {"message": {"arguments": {"id": "$msg_id"}}},
             },
         },
     )
@@ -136,7 +136,8 @@ def test_remote_relationship_batched(srv: ServerProcess, remotes: dict[str, Any]
     rows = out["data"]["profiles"]
     assert len(rows) == 101
     assert rows[0] == {"id": 1, "messageBasic": {"id": 1, "msg": "You win!"}}
-    assert rows[5] == {"id": 6, "messageBasic": None}
+    assert rows[5] == {"id": 6, "messageBasic": None}  # the remote has no message 6
+    assert rows[100] == {"id": 101, "messageBasic": None}  # null join value: no call
     calls = [r for r in node.requests[before:] if "__schema" not in r.body["query"]]
     assert len(calls) == 1  # one call for 100 rows (and none for the null join value)
     assert calls[0].body["query"].count("message(") == 100

@@ -20,12 +20,10 @@ from graphql import (
     GraphQLInputObjectType,
     GraphQLList,
     GraphQLNonNull,
-    GraphQLScalarType,
     GraphQLSchema,
     build_client_schema,
     coerce_input_value,
     get_named_type,
-    print_type,
 )
 
 from svc.api.remote_fetch import ensure, fetch, introspect
@@ -45,6 +43,23 @@ def _name(args: Any) -> str:
     if not isinstance(args, dict) or not isinstance(args.get("name"), str):
         raise SvcError(ErrorCode.PARSE_FAILED, 'key "name" not found', path="$.args")
     return str(args["name"])
+
+
+def _check_customization(entry: rs.RemoteSchema) -> None:
+    """400 `remote-schema-error` when type name mappings are not distinct (the
+    reference's message)."""
+    custom = entry.definition.customization
+    mapping = ((custom or {}).get("type_names") or {}).get("mapping") or {}
+    values = list(mapping.values()) if isinstance(mapping, dict) else []
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        names = ", ".join(f'"{v}"' for v in twice)
+        raise SvcError(
+            ErrorCode.REMOTE_SCHEMA_ERROR,
+            "Inconsistent object: Type name mappings are not distinct; the following types "
+            f"appear more than once: {names}",
+            path="$.args",
+        )
 
 
 def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
@@ -76,9 +91,9 @@ def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
         mine = current.type_map.get(name)
         if name.startswith("__") or t in roots or mine is None:
             continue
-        same = type(mine) is type(t) and print_type(mine) == print_type(t)
-        scalars = isinstance(t, GraphQLScalarType) and isinstance(mine, GraphQLScalarType)
-        if not same and not scalars:
+        # The reference accepts a type of the same name and kind (a table `person` and a
+        # remote `person`, two remotes' `Character`); the merge then serves the first.
+        if type(mine) is not type(t):
             raise SvcError(
                 ErrorCode.INVALID_CONFIGURATION,
                 f"Inconsistent object: Found conflicting definitions for GraphQL type '{name}'",
@@ -90,6 +105,7 @@ async def add_remote_schema(ctx: Any, body: Any) -> Any:
     """Introspect, check for clashes, then store the remote schema."""
     md = rs.add_remote_schema(ctx.metadata, body.args)
     entry = rs.parse_remote_schema(body.args)
+    _check_customization(entry)
     data = await introspect(entry)
     _conflicts(ctx, entry, data)
     record(entry, Introspected(data))
@@ -101,6 +117,7 @@ async def update_remote_schema(ctx: Any, body: Any) -> Any:
     """Replace a remote's definition (introspected first; permissions kept)."""
     md = rs.update_remote_schema(ctx.metadata, body.args)
     entry = rs.parse_remote_schema(body.args)
+    _check_customization(entry)
     data = await introspect(entry)
     for perm in rs.find_remote(md, entry.name).permissions or ():  # type: ignore[union-attr]
         check_subset(str(perm.definition.get("schema", "")), data)
@@ -335,6 +352,55 @@ def _with_remote_issues(inner: Handler) -> Handler:
     return handler
 
 
+def _remote_root_fields(md: Any) -> dict[str, str]:
+    """Root field name → remote name, of every remote introspected (as customized)."""
+    out: dict[str, str] = {}
+    for entry in rs.remote_schemas(md):
+        found = lookup(entry)
+        if found is None or found.data is None:
+            continue
+        custom = Customization.of(entry)
+        if custom is not None and custom.namespace:
+            out[custom.namespace] = entry.name
+            continue
+        data = custom.customize(found.data) if custom is not None else found.data
+        remote = build_client_schema(data)  # type: ignore[arg-type]
+        for root in (remote.query_type, remote.mutation_type):
+            out.update(dict.fromkeys(root.fields if root else (), entry.name))
+    return out
+
+
+def _refusing_conflicts(inner: Handler) -> Handler:
+    """`inner`, then 400 `remote-schema-conflicts` when the database now gives a root
+    field a remote schema has (the transaction is rolled back, the old state serves)."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        result = await inner(ctx, body)
+        if ctx.metadata.remote_schemas:
+            remote = _remote_root_fields(ctx.metadata)
+            schema = build_schema(ctx.ir, "admin")
+            for root in (schema.query_type, schema.mutation_type):
+                for name in root.fields if root else ():
+                    if name in remote:
+                        raise SvcError(
+                            ErrorCode.REMOTE_SCHEMA_CONFLICTS,
+                            f"Inconsistent object: Duplicate field name found: {name} "
+                            f"(remote schema {remote[name]})",
+                            path="$.args",
+                        )
+        return result
+
+    return handler
+
+
+CONFLICTING = (
+    "track_table",
+    "track_function",
+    "set_table_customization",
+    "set_table_custom_fields",
+)
+
+
 def remote_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
     """The operations of this module, and wrappers of `existing` ones that must
     introspect remotes (`reload_metadata`, `replace_metadata`, `clear_metadata`) or list
@@ -353,4 +419,5 @@ def remote_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
         "replace_metadata": _introspecting(existing["replace_metadata"]),
         "clear_metadata": _introspecting(existing["clear_metadata"]),
         "get_inconsistent_metadata": _with_remote_issues(existing["get_inconsistent_metadata"]),
+        **{name: _refusing_conflicts(existing[name]) for name in CONFLICTING if name in existing},
     }
