@@ -73,11 +73,11 @@ def _without_presets(
                 fields.append(_copy(f, arguments=tuple(kept)))
             d = _copy(d, fields=tuple(fields))
         elif isinstance(d, InputObjectTypeDefinitionNode) and d.fields:
-            for f in d.fields:
-                value = _preset(f)
+            for input_field in d.fields:
+                value = _preset(input_field)
                 if value is not _NONE:
-                    presets[(d.name.value, f.name.value, "")] = value
-            d = _copy(d, fields=tuple(_no_directives(f) for f in d.fields))
+                    presets[(d.name.value, input_field.name.value, "")] = value
+            d = _copy(d, fields=tuple(_no_directives(i) for i in d.fields))
         defs.append(d)
     return DocumentNode(definitions=tuple(defs)), presets
 
