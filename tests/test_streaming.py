@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,11 +27,12 @@ from graphql import (
 
 from svc.api.engine import Engine
 from svc.config import Config
+from svc.embedded import EmbeddedPostgres
 from svc.errors import SvcError
 from svc.schema.build import SchemaBuilder, build_schema
 from svc.schema.stream import streaming_enabled
 from svc.schema.types import CheckedTypes
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, create_database, free_port
 from tests.test_schema_build import _assert_same, _unvalidated
 from tests.test_websocket import Transport, ws_url
 
@@ -489,3 +492,34 @@ async def test_gql_client_over_websockets(pg_url: str) -> None:
             await sub.aclose()
     finally:
         await asyncio.to_thread(server.stop)
+
+
+def test_outages_push_an_error_and_the_stream_resumes_at_its_cursor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Postgres stops twice: each time one error is pushed; back, the stream goes on from
+    the last row sent (nothing lost, nothing twice)."""
+    monkeypatch.setenv(*next(iter(FEATURE.items())))
+    pg = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="svc-stream-pg-")) / "data", free_port())
+    try:
+        asyncio.run(_outages(pg, create_database(pg.start())))
+    finally:
+        pg.destroy()
+
+
+async def _outages(pg: EmbeddedPostgres, url: str) -> None:
+    async with engine(url) as eng:
+        inbox = Inbox()
+        raw = {"query": STREAM, "variables": {"size": 5, "from": 0}}
+        # Not admin: the error has no internal detail, so both outages push equal bodies.
+        handle = await eng.subscribe(raw, "user", user("a"), inbox.push)
+        assert await inbox.ids() == [1, 3, 4]
+        for round_ in range(2):
+            await asyncio.to_thread(pg.stop)
+            error = await inbox.next(15.0)
+            assert error["errors"][0]["extensions"]["code"] == "postgres-error", error
+            await asyncio.to_thread(pg.start)
+            await insert(eng, "a", f"r{round_}")
+            assert await inbox.ids() == [6 + round_]
+        await inbox.silent()
+        await handle.stop()

@@ -71,7 +71,9 @@ class StreamCohort(Cohort):
 
     def push_batch(self, payload: bytes) -> None:
         """Send a batch (`{"data": …}`) to every subscriber, in order, none replaced."""
-        self.error = None
+        # No last payload: a later error is pushed even if equal to an earlier one, and
+        # the idle-poll check sees a cohort to fetch every interval.
+        self.error = self.payload = None
         for handle in self.subscribers:
             handle.enqueue(payload)
 
