@@ -151,6 +151,7 @@ class RootFields:
     select: str
     select_by_pk: str
     select_aggregate: str
+    select_stream: str  # `x_stream` (issue 13, svc.schema.stream)
     insert: str
     insert_one: str
     update: str
