@@ -593,6 +593,7 @@ def _root_fields(base: str, custom: Any) -> RootFields:
         select=pick("select", base),
         select_by_pk=pick("select_by_pk", f"{base}_by_pk"),
         select_aggregate=pick("select_aggregate", f"{base}_aggregate"),
+        select_stream=pick("select_stream", f"{base}_stream"),
         insert=pick("insert", f"insert_{base}"),
         insert_one=pick("insert_one", f"insert_{base}_one"),
         update=pick("update", f"update_{base}"),
