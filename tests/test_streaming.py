@@ -200,6 +200,17 @@ async def _streaming_schema_is_valid_and_checked(url: str) -> None:
         assert admin is not None  # the table item_stream keeps its field; it streams too
         assert admin.fields["item_stream"].extensions["svc"].kind == "select"
         assert admin.fields["item_stream_stream"].extensions["svc"].kind == "select_stream"
+        custom = {"custom_root_fields": {"select_stream": "feed"}}
+        await eng.metadata(
+            {
+                "type": "set_table_customization",
+                "args": {"table": "item", "configuration": custom},
+            }
+        )
+        ir = eng.state.ir
+        roots = build_schema(ir, "user", streaming=True).subscription_type
+        assert roots is not None and "item_stream" not in roots.fields
+        assert roots.fields["feed"].extensions["svc"].kind == "select_stream"
         for role in ("admin", "user", "capped"):
             fast = build_schema(ir, role, streaming=True)
             assert validate_schema(_unvalidated(fast)) == []

@@ -52,7 +52,7 @@ def stream_fields(
     `x_stream` keeps its own field rather than lose it to `x`'s stream)."""
     fields: dict[str, GraphQLField] = {}
     for table in sorted(builder.tables.values(), key=lambda t: t.gql_name):
-        name = f"{table.gql_name}_stream"
+        name = table.root_fields.select_stream  # `<x>_stream` unless customised
         if taken is None or name not in taken:
             fields[name] = stream_field(builder, table)
     return fields
