@@ -27,6 +27,7 @@ from graphql import (
 )
 
 from svc.api.remote_fetch import ensure, fetch, introspect
+from svc.catalog.diff import catalog_changes
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
 from svc.schema import build_schema
@@ -393,6 +394,25 @@ def _refusing_conflicts(inner: Handler) -> Handler:
     return handler
 
 
+def _following_renames(inner: Handler) -> Handler:
+    """`run_sql`, then column renames it made followed into remote relationships (the
+    table's own entry follows a table rename already)."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        before = ctx.catalog
+        result = await inner(ctx, body)
+        if ctx.catalog is not before and rs.remote_relationships(ctx.metadata):
+            changes = catalog_changes(before, ctx.catalog)
+            md = ctx.metadata
+            for table, names in changes.column_renames.items():
+                md = rs.rename_join_columns(md, changes.table_renames.get(table, table), names)
+            if md is not ctx.metadata:
+                ctx.commit(md, on_new="keep")
+        return result
+
+    return handler
+
+
 CONFLICTING = (
     "track_table",
     "track_function",
@@ -420,4 +440,5 @@ def remote_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
         "clear_metadata": _introspecting(existing["clear_metadata"]),
         "get_inconsistent_metadata": _with_remote_issues(existing["get_inconsistent_metadata"]),
         **{name: _refusing_conflicts(existing[name]) for name in CONFLICTING if name in existing},
+        "run_sql": _following_renames(existing["run_sql"]),
     }

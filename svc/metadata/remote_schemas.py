@@ -273,3 +273,33 @@ def delete_relationship(md: Metadata, raw: Any) -> Metadata:
             path="$.args",
         )
     return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=rels))
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str) and value.startswith("$") and value[1:] in names:
+        return "$" + names[value[1:]]
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    return value
+
+
+def rename_join_columns(md: Metadata, table: QualifiedName, names: dict[str, str]) -> Metadata:
+    """`md` with columns of `table` renamed (`names`: old → new) in its remote
+    relationships' `svc_fields` and `$column` arguments (the reference follows a
+    `run_sql` rename)."""
+    for i, entry in enumerate(md.tables):
+        if entry.table != table or not entry.remote_relationships:
+            continue
+        rels = []
+        for raw in entry.remote_relationships:
+            d = dict(raw.get("definition") or {}) if isinstance(raw, dict) else {}
+            for key in ("svc_fields", "hasura_fields"):
+                if key in d:
+                    d[key] = [names.get(c, c) for c in d[key]]
+            if "remote_field" in d:
+                d["remote_field"] = _renamed(d["remote_field"], names)
+            rels.append({**raw, "definition": d} if isinstance(raw, dict) else raw)
+        return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=tuple(rels)))
+    return md
