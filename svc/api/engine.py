@@ -81,6 +81,7 @@ class Engine:
             db,
             interval=config.live_queries_refetch_interval / 1000,
             batch_size=config.live_queries_batch_size,
+            skip_idle=config.live_queries_skip_idle,
         )
 
     @classmethod
@@ -128,9 +129,14 @@ class Engine:
             with contextlib.suppress(Exception):  # Postgres may be gone: keep the first error
                 await db.close()
             raise
+        live = engine.live
         engine._listener = VersionListener(
-            db.url, engine.on_version, poll_seconds=config.metadata_poll_seconds
+            db.url,
+            engine.on_version,
+            poll_seconds=config.metadata_poll_seconds,
+            on_live=live.touched if live.listens else None,
         )
+        live.watch.listener = engine._listener
         engine._listener.start()
         return engine
 
@@ -289,7 +295,10 @@ class Engine:
         service = self.graphql_service
         if isinstance(raw, list):
             service.limits(state, role).check_batch(len(raw), role)
-            parts = [await service.execute(state, role, session, r, client=client) for r in raw]
+            parts = [
+                await service.execute(state, role, session, r, client=client, batch=True)
+                for r in raw
+            ]
             return b"[" + b",".join(parts) + b"]"
         return await service.execute(state, role, session, raw, client=client)
 
