@@ -19,7 +19,7 @@ import pytest
 from svc.api.engine import Engine
 from svc.config import Config
 from svc.embedded import EmbeddedPostgres
-from svc.errors import SvcError
+from svc.errors import SvcError, TransportError
 from tests.support import create_database, free_port, server_with
 
 SQL = """
@@ -308,9 +308,10 @@ def test_subscription_over_http_is_refused(new_database: Callable[[], str]) -> N
 
 async def _subscription_over_http_is_refused(url: str) -> None:
     async with engine(url) as eng:
-        body = json.loads(await eng.graphql({"query": ITEMS}, "admin", {}))
-        assert body["errors"][0]["extensions"]["code"] == "unexpected-payload"
-        assert body["errors"][0]["message"] == (
+        with pytest.raises(TransportError) as info:  # the server answers it with HTTP 400
+            await eng.graphql({"query": ITEMS}, "admin", {})
+        assert (info.value.status, info.value.code) == (400, "unexpected-payload")
+        assert info.value.message == (
             "subscriptions are not supported over HTTP, use websockets instead"
         )
 
@@ -340,6 +341,31 @@ async def _outage(pg: EmbeddedPostgres, url: str) -> None:
             await sql(eng, "insert into item (owner, name) values ('a', 'eight')")
             assert len(names(await inbox.next(15.0))) == 4
             await handle.stop()
+
+
+def test_subscription_over_post_answers_400(pg_url: str) -> None:
+    """A subscription POSTed to a GraphQL endpoint is HTTP 400 `unexpected-payload` (issue
+    13; the message is Hasura's runGQ's), on both interfaces; a query on the same server is
+    still 200."""
+    refused = {
+        "errors": [
+            {
+                "extensions": {"path": "$", "code": "unexpected-payload"},
+                "message": "subscriptions are not supported over HTTP, use websockets instead",
+            }
+        ]
+    }
+    for interface in ("rsgi", "asgi"):
+        with server_with(pg_url, STEPS, "--server-interface", interface) as server:
+            for path in ("/v1/graphql", "/v1alpha1/graphql"):
+                r = server.client.post(path, json={"query": ITEMS})
+                assert (r.status_code, r.json()) == (400, refused), (interface, path)
+            query = ITEMS.replace("subscription", "query")
+            r = server.client.post("/v1/graphql", json={"query": query})
+            assert r.status_code == 200 and len(names(r.json())) == 3
+            # In a batch each item is answered on its own, as Hasura's batches are.
+            r = server.client.post("/v1/graphql", json=[{"query": ITEMS}])
+            assert (r.status_code, r.json()) == (200, [refused])
 
 
 def test_options_reported_by_config(pg_url: str) -> None:
