@@ -144,3 +144,47 @@ def test_remote_relationship_batched(srv: ServerProcess, remotes: dict[str, Any]
     export = q(srv, {"type": "export_metadata", "args": {}})
     q(srv, {"type": "replace_metadata", "args": export})
     assert q(srv, {"type": "export_metadata", "args": {}}) == export
+
+
+ROLE_SDL = """
+type User { user_id: Int  gimmeText(text: String @preset(value: "preset text")): String }
+type Query { hello: String  user(user_id: Int! @preset(value: "x-svc-user-id")): User }
+"""
+
+
+def test_permissions_and_presets(pg_url: str, remotes: dict[str, Any]) -> None:
+    env = {**CORPUS_ENV, "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS": "true"}
+    server = ServerProcess(create_database(pg_url), env=env)
+    try:
+        add(server, "perms", "http://localhost:4020")
+        bad = {
+            "remote_schema": "perms",
+            "role": "user",
+            "definition": {"schema": "type Query { nope: Int }"},
+        }
+        refused = q(server, {"type": "add_remote_schema_permissions", "args": bad}, 400)
+        assert refused["code"] == "validation-failed"
+        good = {"remote_schema": "perms", "role": "user", "definition": {"schema": ROLE_SDL}}
+        q(server, {"type": "add_remote_schema_permissions", "args": good})
+        user = {"X-Svc-Role": "user", "X-Svc-User-Id": "7"}
+        out = gql(server, "{ hello user { user_id gimmeText } }", headers=user)
+        assert out == {
+            "data": {"hello": "world", "user": {"user_id": 7, "gimmeText": "preset text"}}
+        }
+        hidden = gql(server, "{ messages { id } }", headers=user)
+        assert hidden["errors"][0]["extensions"]["code"] == "validation-failed"
+        other = gql(server, "{ hello }", headers={"X-Svc-Role": "other"})
+        assert other["errors"][0]["extensions"]["code"] == "validation-failed"
+        admin = gql(server, "{ messages(where: {id: {eq: 2}}) { id } }")
+        assert admin == {"data": {"messages": [{"id": 2}]}}
+        q(
+            server,
+            {
+                "type": "drop_remote_schema_permissions",
+                "args": {"remote_schema": "perms", "role": "user"},
+            },
+        )
+        gone = gql(server, "{ hello }", headers=user)
+        assert gone["errors"][0]["extensions"]["code"] == "validation-failed"
+    finally:
+        server.stop()

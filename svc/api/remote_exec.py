@@ -33,11 +33,14 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.remote_call import post_graphql, request_headers
 from svc.api.remote_join import JoinWork, has_remote_relationships, stitch, strip_relationships
+from svc.api.remote_presets import apply_presets
 from svc.api.remote_translate import translate_call
 from svc.errors import ErrorCode, SvcError
+from svc.ir.role_view import is_admin
 from svc.metadata.remote_schemas import find_remote
 from svc.plan.operation import PlanInput, plan_operation
 from svc.schema.remote_custom import Customization
+from svc.schema.remote_merge import permissions_enabled
 from svc.schema.remote_registry import lookup
 from svc.sql.render import render_query
 
@@ -134,7 +137,7 @@ async def run_remote(
     for name in dict.fromkeys(remote.values()):
         nodes = [n for a, ns in fields.items() if remote.get(a) == name for n in ns]
         answer = await _call_remote(
-            state, name, op, nodes, prepared.fragments, req, session, client_headers, schema
+            state, name, op, nodes, prepared.fragments, req, session, client_headers, schema, role
         )
         if isinstance(answer.get("data"), dict):
             data.update(answer["data"])
@@ -209,6 +212,7 @@ async def _call_remote(
     session: dict[str, str],
     client_headers: list[tuple[str, str]] | None,
     schema: Any = None,
+    role: str = "",
 ) -> dict[str, Any]:
     """Send root fields `nodes` to remote `name` (in its own names when customized,
     `svc.api.remote_translate`); its decoded answer, `data` in the client's names."""
@@ -236,6 +240,9 @@ async def _call_remote(
             directives=(),
             selection_set=op.selection_set,
         )
+    if role and permissions_enabled() and not is_admin(role):
+        mutation = op.operation == OperationType.MUTATION
+        nodes, fragments = apply_presets(entry, role, session, nodes, fragments, mutation=mutation)
     text, names = remote_document(op, nodes, fragments)
     body: dict[str, Any] = {"query": text}
     given = req.variables or {}
