@@ -66,8 +66,16 @@ def test_a_document_stored_before_typing_loads_and_exports_the_same(md: Metadata
 
 
 def test_the_directory_written_before_typing_is_written_again(md: Metadata) -> None:
-    assert metadata_to_files(md) == FILES
-    assert metadata_to_files(metadata_from_files(FILES)) == FILES
+    # Since issue 16 custom types are written as SDL (`actions.graphql`); the old layout
+    # (everything in `actions.yaml`) is still read.
+    actions = ("actions.yaml", "actions.graphql")
+    written = metadata_to_files(md)
+    assert {k: v for k, v in written.items() if k not in actions} == {
+        k: v for k, v in FILES.items() if k not in actions
+    }
+    assert written["actions.graphql"] == "type O {\n  x: Int\n}\n"
+    assert metadata_to_files(metadata_from_files(FILES)) == written
+    assert metadata_to_files(metadata_from_files(written)) == written
 
 
 def test_documents_are_frozen(md: Metadata) -> None:

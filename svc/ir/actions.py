@@ -230,6 +230,8 @@ def _resolve_action(
                 f'the type: "{base}" is not defined in custom types or it is not a '
                 "scalar/enum/input_object"
             )
+    if not isinstance(d.output_type, str):
+        return None, "the action has no output_type"
     output = parse_gql_type(d.output_type)
     base = base_name(output) if output is not None else d.output_type
     if output is None or not _known(base, ("scalar", "enum", "object"), kinds, pg):
@@ -255,7 +257,7 @@ def action_definition(action: Action) -> dict[str, Any]:
     d = action.definition
     out: dict[str, Any] = {
         "kind": d.kind or "synchronous",
-        "output_type": d.output_type,
+        "output_type": d.output_type or None,
         "arguments": [
             {"name": a.name, "type": a.type, "description": a.description or None} for a in d.args
         ],

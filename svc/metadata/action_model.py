@@ -36,7 +36,9 @@ class ActionDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
     in seconds (absent: 30)."""
 
     handler: str
-    output_type: str
+    # Required by `create_action`/`update_action`; a document stored before actions were
+    # typed may lack it (the action is then inconsistent, `svc.ir.actions`).
+    output_type: str | UnsetType = UNSET
     arguments: tuple[InputArgument, ...] | UnsetType | None = UNSET
     type: Literal["query", "mutation"] | UnsetType = UNSET
     kind: Literal["synchronous", "asynchronous"] | UnsetType = UNSET

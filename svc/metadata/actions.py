@@ -53,8 +53,15 @@ class ActionPermissionArgs(msgspec.Struct, frozen=True):
 
 
 def check_definition(definition: ActionDefinition, path: str = "$.definition") -> None:
-    """Configured headers must be well formed (`svc.outbound.headers.check_header`: 400
-    `parse-failed` at `<path>.headers[i]`)."""
+    """`output_type` is required (400 `parse-failed` at `$.args.definition`); configured
+    headers must be well formed (`svc.outbound.headers.check_header`: 400 `parse-failed`
+    at `<path>.headers[i]`)."""
+    if definition.output_type is UNSET:
+        raise SvcError(
+            ErrorCode.PARSE_FAILED,
+            "Object missing required field `output_type`",
+            path="$.args.definition",
+        )
     for i, header in enumerate(definition.headers or ()):
         check_header(header, f"{path}.headers[{i}]")
 

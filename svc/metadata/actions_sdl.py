@@ -91,7 +91,7 @@ def split_actions(obj: dict[str, Any]) -> tuple[dict[str, Any], str]:
             _field(a["name"], d["output_type"], None, d.get("arguments") or ())
             for a in actions
             for d in (a["definition"],)
-            if (d.get("type") == "query") == (kind == "query")
+            if "output_type" in d and (d.get("type") == "query") == (kind == "query")
         ]
         if fields:
             definitions.append(
@@ -103,7 +103,9 @@ def split_actions(obj: dict[str, Any]) -> tuple[dict[str, Any], str]:
     sdl = print_ast(DocumentNode(definitions=tuple(definitions))) + "\n" if definitions else ""
     yaml_actions = []
     for a in actions:
-        definition = {k: v for k, v in a["definition"].items() if k not in SDL_KEYS}
+        definition = a["definition"]
+        if "output_type" in definition:  # else it cannot be SDL: kept whole (stored before)
+            definition = {k: v for k, v in definition.items() if k not in SDL_KEYS}
         yaml_actions.append({**a, "definition": definition})
     yaml_types = {
         kind: [
@@ -200,7 +202,8 @@ def _parse(sdl: str) -> DocumentNode | None:
 def join_actions(yaml_obj: dict[str, Any], sdl: str) -> tuple[list[Any], dict[str, Any]]:
     """`(actions, custom_types)` of the document from `actions.yaml`'s object and the
     SDL; raises `SdlError` for SDL that does not parse, a definition it cannot hold, an
-    action of one file missing from the other."""
+    action or custom type of the SDL missing from `actions.yaml`, and a custom type of
+    `actions.yaml` that is neither in the SDL nor written whole there."""
     document = _parse(sdl)
     roots: dict[str, dict[str, Any]] = {}
     types: dict[str, list[dict[str, Any]]] = {}
@@ -220,13 +223,9 @@ def join_actions(yaml_obj: dict[str, Any], sdl: str) -> tuple[list[Any], dict[st
     for i, a in enumerate(yaml_obj.get("actions") or ()):
         if not isinstance(a, dict) or not isinstance(a.get("definition"), dict):
             raise SdlError("expected {name, definition}", "actions.yaml", f"$.actions[{i}]")
-        found = roots.pop(str(a.get("name")), None)
-        if found is None:
-            raise SdlError(
-                f'action "{a.get("name")}" is not defined in actions.graphql',
-                "actions.yaml",
-                f"$.actions[{i}]",
-            )
+        # Not in the SDL: taken as written in actions.yaml (the layout of documents from
+        # before actions.graphql; an action without `output_type` is then inconsistent).
+        found = roots.pop(str(a.get("name")), {})
         actions.append({**a, "definition": {**a["definition"], **found}})
     if roots:
         raise SdlError(f'action "{next(iter(roots))}" has no entry in actions.yaml')
@@ -270,6 +269,8 @@ def _merge_types(
             if more.get("relationships"):
                 entry = {**entry, "relationships": more["relationships"]}
             entries.append(entry)
+        for name in [n for n, t in extra.items() if "fields" in t or "values" in t]:
+            entries.append(extra.pop(name))  # written whole in actions.yaml (from before)
         if extra:
             name = next(iter(extra))
             raise SdlError(f'custom type "{name}" is not defined in actions.graphql')
