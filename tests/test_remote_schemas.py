@@ -5,13 +5,16 @@ ports and a real Postgres."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from graphql import build_schema
 
 from tests.fixture_servers import CORPUS_ENV, remote_graphql, remote_node
-from tests.support import ServerProcess, create_database
+from tests.http_fixture import HttpFixture, Reply
+from tests.support import ServerProcess, create_database, free_port
 
 HELLO = "http://localhost:5000/hello-graphql"
 
@@ -188,3 +191,56 @@ def test_permissions_and_presets(pg_url: str, remotes: dict[str, Any]) -> None:
         assert gone["errors"][0]["extensions"]["code"] == "validation-failed"
     finally:
         server.stop()
+
+
+def test_slow_remote_times_out(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    add(srv, "slow", HELLO, timeout_seconds=1)
+    started = time.monotonic()
+    out = gql(srv, "{ delayedHello }")
+    assert time.monotonic() - started < 5
+    assert out["errors"][0]["extensions"]["code"] == "unexpected"
+    assert "HTTP exception" in out["errors"][0]["message"]
+
+
+def test_invalid_json_remote_is_refused(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    with HttpFixture() as fixture:
+        fixture.route(
+            "/gql", lambda _: Reply(200, b"{not json", {"Content-Type": "application/json"})
+        )
+        bad = add(srv, "garbage", fixture.url("/gql"), 400)
+    assert bad["code"] == "remote-schema-error"
+
+
+def test_schema_change_between_reloads(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    endpoints = {"/": remote_graphql.Endpoint(build_schema("type Query { a: String }"))}
+    server = remote_graphql.GraphQLHttp(free_port(), endpoints)
+    server.start()
+    try:
+        add(srv, "changing", f"http://127.0.0.1:{server.port}/")
+        assert gql(srv, "{ a }") == {"data": {"a": None}}
+        endpoints["/"] = remote_graphql.Endpoint(build_schema("type Query { b: Int }"))
+        assert "errors" in gql(srv, "{ b }")  # the old schema serves until a reload
+        q(srv, {"type": "reload_remote_schema", "args": {"name": "changing"}})
+        assert gql(srv, "{ b }") == {"data": {"b": None}}
+        assert gql(srv, "{ a }")["errors"][0]["extensions"]["code"] == "validation-failed"
+    finally:
+        server.stop()
+
+
+def test_header_precedence(srv: ServerProcess, remotes: dict[str, Any]) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    headers = [{"name": "X-Svc-Role", "value": "configured"}, {"name": "X-Extra", "value": "1"}]
+    add(srv, "headers", "http://localhost:5000/messages-graphql", headers=headers)
+    recorder = remotes["graphql_5000"]
+    before = len(recorder.requests)
+    session = {"X-Svc-Role": "user", "X-Svc-User-Id": "42"}
+    out = gql(srv, "{ messages { id } }", headers=session)
+    assert out["data"]["messages"][0] == {"id": 1}
+    sent = dict(recorder.requests[before].headers)
+    assert sent["x-svc-role"] == "configured"  # configured headers win over the session
+    assert sent["x-svc-user-id"] == "42"  # session variables are sent
+    assert sent["x-extra"] == "1"
+    assert [k for k, _ in recorder.requests[before].headers].count("x-svc-role") == 1
