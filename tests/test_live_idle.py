@@ -52,7 +52,7 @@ async def _off(url: str) -> None:
         handle = await eng.subscribe({"query": ITEMS}, "admin", {}, inbox.push)
         seen = count_statements(eng)
         await inbox.next()
-        assert await idle_statements(seen) >= 5
+        assert await idle_statements(seen) >= 3  # about 10; 0 when skipping
         await handle.stop()
 
 
@@ -148,7 +148,7 @@ async def _functions(url: str) -> None:
         handle = await eng.subscribe(query, "user", session, inbox.push)
         assert names(await inbox.next(), "my_items") == ["one", "three"]
         seen = count_statements(eng)
-        assert await idle_statements(seen) >= 5
+        assert await idle_statements(seen) >= 3  # about 10; 0 when skipping
         await handle.stop()
 
 
