@@ -27,6 +27,7 @@ from svc.api.limits import Defaults
 from svc.api.live import LiveHandle, LiveQueries, subscribe
 from svc.api.live.explain import explain_subscription
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
+from svc.api.response_cache import ResponseCache
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.scheduled import start_scheduled
 from svc.api.shared_version import SharedVersion
@@ -77,6 +78,7 @@ class Engine:
         if shared is not None:
             shared.raise_to(state.version)
         self.workers: WorkerRuntime | None = None  # background workers (start_workers)
+        self.response_cache = ResponseCache()  # `@cached` answers (issue 18)
         self.live = LiveQueries(
             db,
             interval=config.live_queries_refetch_interval / 1000,
@@ -306,8 +308,23 @@ class Engine:
         self, body: bytes, role: str, session: dict[str, str], client: str | None = None
     ) -> bytes:
         """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
-        same role is answered from them alone; raises `invalid-json`, and
+        same role is answered from them alone; a query with `@cached` from the response
+        cache (`svc.api.response_cache`); raises `invalid-json`, and
         `batch-limit-exceeded` for too long a batch."""
+        if b"@cached" in body:  # issue 18
+            version = (await self.current_state()).version
+            return await self.response_cache.answer(
+                body,
+                version,
+                role,
+                session,
+                lambda: self._graphql_body(body, role, session, client),
+            )
+        return await self._graphql_body(body, role, session, client)
+
+    async def _graphql_body(
+        self, body: bytes, role: str, session: dict[str, str], client: str | None
+    ) -> bytes:
         state = await self.current_state()
         answer = await self.graphql_service.answer_again(state, role, session, body, client)
         if answer is not None:
