@@ -159,6 +159,14 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         kind=int,
     ),
     Option(
+        "--live-queries-skip-idle",
+        "SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE",
+        "skip polls of live queries whose tables saw no write heard from svc's mutations "
+        "or from triggers svc creates",
+        default="off",
+        choices=("off", "mutations", "triggers"),
+    ),
+    Option(
         "--metrics-secret",
         "SVC_GRAPHQL_METRICS_SECRET",
         "bearer secret GET /v1/metrics requires (Authorization: Bearer <secret>)",
