@@ -36,8 +36,9 @@ def strip_cached(document: DocumentNode) -> tuple[DocumentNode, int | None]:
     """The document without the operation-level `@cached` directive, and its `ttl`.
 
     Hasura's schema declares `@cached(ttl: Int = 60, refresh: Boolean = false)` on queries;
-    svc has no response cache, so the directive is removed before validation and the ttl
-    only becomes the REST answer's `Cache-Control: max-age` (as the reference sends it).
+    for REST endpoints the directive is removed before validation and the ttl only
+    becomes the answer's `Cache-Control: max-age` (as the reference sends it);
+    `/v1/graphql` honours it (`svc.api.response_cache`).
     `ttl` is None when the document has no `@cached`.
     """
     ttl: int | None = None
