@@ -13,11 +13,23 @@ from collections.abc import Callable
 
 import asyncpg
 import pytest
+import websockets
 
 from svc.api.engine import Engine
 from svc.api.live.watch import named_relations, parse_payload, time_relative
 from svc.config import Config
-from tests.test_live_queries import INTERVAL_MS, ITEMS, Inbox, count_statements, engine, names, sql
+from tests.support import ServerProcess, server_with
+from tests.test_live_outage import next_data
+from tests.test_live_queries import (
+    INTERVAL_MS,
+    ITEMS,
+    STEPS,
+    Inbox,
+    count_statements,
+    engine,
+    names,
+    sql,
+)
 
 IDLE_S = 10 * INTERVAL_MS / 1000  # ten intervals
 INSERT = 'mutation { insert_item(objects: {owner: "a", name: "%s"}) { affected_rows } }'
@@ -178,3 +190,32 @@ def test_payloads_and_clock_words() -> None:
     assert time_relative('{"synthetic":["now()"]}')
     assert time_relative('{"synthetic":["Today"]}')
     assert not time_relative('{"synthetic":["2024-01-01","nowhere"]}')
+
+
+def test_serve_flag_pushes_mutations_across_workers(pg_url: str) -> None:
+    """`svc serve --live-queries-skip-idle mutations` (default worker count): websocket
+    subscribers spread over the workers each get a mutation POSTed to any worker."""
+    with server_with(pg_url, STEPS, "--live-queries-skip-idle", "mutations") as server:
+        asyncio.run(_across_workers(server))
+
+
+async def _across_workers(server: ServerProcess) -> None:
+    url = server.url.replace("http://", "ws://") + "/v1/graphql"
+    sockets = []
+    try:
+        for _ in range(4):
+            ws = await websockets.connect(url, subprotocols=["graphql-ws"])  # type: ignore[list-item]
+            await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+            assert json.loads(await ws.recv())["type"] == "connection_ack"
+            await ws.send(json.dumps({"id": "1", "type": "start", "payload": {"query": ITEMS}}))
+            assert len(names(await next_data(ws, 10))) == 3
+            sockets.append(ws)
+        await asyncio.sleep(2)  # idle: several intervals skipped
+        for name in ("p1", "p2"):
+            r = await asyncio.to_thread(server.graphql, INSERT % name)
+            assert "errors" not in r, r
+            for ws in sockets:
+                assert names(await next_data(ws, 10))[-1] == name
+    finally:
+        for ws in sockets:
+            await ws.close()
