@@ -58,8 +58,9 @@ class TableAccess:
     row cap. `insert_columns`/`update_columns` are None when that write is not offered
     (no permission, `backend_only`, a view that cannot take it, or — for updates — no
     select permission). `root_fields` holds the kinds of root field the table gets:
-    `select`, `select_by_pk`, `select_aggregate`, `insert`, `insert_one`, `update`,
-    `update_by_pk`, `update_many`, `delete`, `delete_by_pk`.
+    `select`, `select_stream` (a subscription root, `svc.schema.stream`), `select_by_pk`,
+    `select_aggregate`, `insert`, `insert_one`, `update`, `update_by_pk`, `update_many`,
+    `delete`, `delete_by_pk`.
     """
 
     table: Table
@@ -252,6 +253,7 @@ def _root_fields(
 ) -> Iterator[str]:
     if select:
         yield "select"
+        yield "select_stream"  # subscription_root only, when streaming is on
         if aggregate:
             yield "select_aggregate"
     if by_pk:
