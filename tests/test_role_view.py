@@ -269,7 +269,7 @@ def test_columns_filters_presets_as_metadata_says(ir: Ir) -> None:
     author, article = view.table(AUTHOR), view.table(ARTICLE)
     assert _names(author.columns) == ["id", "name"]
     assert author.filter == {} and author.limit is None and not author.aggregations
-    assert author.root_fields == {"select", "select_by_pk"}
+    assert author.root_fields == {"select", "select_stream", "select_by_pk"}
     assert _names(article.columns) == ["id", "author_id", "title"]
     assert article.filter == ir.tables[ARTICLE].select_permissions["user"].filter
     assert article.limit == 10 and article.aggregations
@@ -284,15 +284,16 @@ def test_columns_filters_presets_as_metadata_says(ir: Ir) -> None:
 def test_hidden_key_hides_by_pk_fields(ir: Ir) -> None:
     access = role_view(ir, "reader").table(AUTHOR)
     assert _names(access.columns) == ["name"] and access.limit == 5
-    assert not access.pk_visible and access.root_fields == {"select"}
+    assert not access.pk_visible and access.root_fields == {"select", "select_stream"}
 
 
 def test_schema_shows_the_view(ir: Ir) -> None:
     for role in ("admin", "user", "reader", "writer", "nobody"):
         view = role_view(ir, role)
-        schema = build_schema(ir, role, view=view)
+        schema = build_schema(ir, role, view=view, streaming=True)
         query = set(schema.query_type.fields) if schema.query_type else set()
         mutation = set(schema.mutation_type.fields) if schema.mutation_type else set()
+        query |= set(schema.subscription_type.fields) if schema.subscription_type else set()
         expected: set[str] = set()
         for name, table in ir.tables.items():
             rf = table.root_fields
