@@ -52,6 +52,8 @@ def stream_fields(
     `x_stream` keeps its own field rather than lose it to `x`'s stream)."""
     fields: dict[str, GraphQLField] = {}
     for table in sorted(builder.tables.values(), key=lambda t: t.gql_name):
+        if "select_stream" not in builder.view.table(table.name).root_fields:
+            continue
         name = table.root_fields.select_stream  # `<x>_stream` unless customised
         if taken is None or name not in taken:
             fields[name] = stream_field(builder, table)
