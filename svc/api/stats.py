@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc.api.live.registry import LiveQueries
+from svc.catalog.queue_stats import EXISTING_SQL, QUEUES
 from svc.execute.db import Database
 
 
@@ -48,3 +49,18 @@ def engine_stats(db: Database, live: LiveQueries, version: int, inconsistent: in
         metadata_version=version,
         inconsistent_objects=inconsistent,
     )
+
+
+async def queue_counts(db: Database) -> dict[str, tuple[int, int]]:
+    """`{kind: (pending, failed)}` of the background queues whose tables exist
+    (`svc.catalog.queue_stats`: event triggers, cron and one-off scheduled events,
+    asynchronous actions); read-only. Raises `SvcError` 500 `postgres-error` when
+    Postgres cannot be reached."""
+    out: dict[str, tuple[int, int]] = {}
+    async with db.transaction(read_only=True) as conn:
+        existing = await conn.fetchrow(EXISTING_SQL)
+        for (kind, sql), present in zip(QUEUES.items(), existing, strict=True):
+            if present:
+                pending, failed = await conn.fetchrow(sql)
+                out[kind] = (int(pending), int(failed))
+    return out
