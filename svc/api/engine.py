@@ -32,7 +32,7 @@ from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.scheduled import start_scheduled
 from svc.api.shared_version import SharedVersion
 from svc.api.state import State, configure_plan_cache
-from svc.api.stats import EngineStats, engine_stats
+from svc.api.stats import EngineStats, engine_stats, queue_counts
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Database
@@ -210,6 +210,10 @@ class Engine:
         """Connections, live queries and the metadata version now (`/v1/metrics`)."""
         state = self.state
         return engine_stats(self.db, self.live, state.version, len(state.ir.inconsistencies))
+
+    async def queue_counts(self) -> dict[str, tuple[int, int]]:
+        """`{kind: (pending, failed)}` of the background queues (`/v1/metrics`)."""
+        return await queue_counts(self.db)
 
     async def _catch_up(self, target: int) -> None:
         async with self._write_lock:
