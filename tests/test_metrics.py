@@ -197,3 +197,22 @@ def test_labels_are_bounded() -> None:
     assert endpoint_label("/wp-admin.php") == "other"
     assert error_code(b'{"errors":[{"extensions":{"code":"not-found"}}]}') == "not-found"
     assert error_code(b'{"data":{}}') is None
+
+
+def test_queue_figures(srv: ServerProcess) -> None:
+    exists = srv.query(
+        {
+            "type": "run_sql",
+            "args": {"sql": "SELECT to_regclass('hdb_catalog.hdb_action_log') IS NOT NULL"},
+        }
+    ).json()["result"][1][0]
+    if exists != "t":
+        pytest.skip("no hdb_catalog.hdb_action_log in this build (asynchronous actions)")
+    before = value(scrape(srv), "svc_queue_events", kind="async_action", state="failed")
+    failed = (
+        "INSERT INTO hdb_catalog.hdb_action_log (action_name, input_payload, request_headers,"
+        " session_variables, status) VALUES ('x', '{}', '[]', '{}', 'error')"
+    )
+    assert srv.query({"type": "run_sql", "args": {"sql": failed}}).status_code == 200
+    after = value(scrape(srv), "svc_queue_events", kind="async_action", state="failed")
+    assert after == before + 1

@@ -13,6 +13,7 @@ What is counted (every name starts `svc_`):
 | `svc_metadata_inconsistent_objects` | gauge (max over workers) | |
 | `svc_websocket_connections`, `svc_websocket_operations` | gauge (sum) | |
 | `svc_live_queries`, `svc_live_cohorts`, `svc_live_subscribers` | gauge (sum) | |
+| `svc_queue_events` | gauge (latest read, at scrape) | kind: `event_trigger`, `cron`, `one_off`, `async_action`; state: `pending`, `failed` |
 
 `endpoint` is the route (`/v1/graphql`, `/v1/metadata`, `/api/rest`, `/console`, …; any
 other path is `other`, so a scanner cannot grow the label set); `operation_type` is
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 SAMPLE_SECONDS = 2.0
+QUEUE_READ_SECONDS = 2.0
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 BUILD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
@@ -130,6 +132,15 @@ class Metrics:
         self.live_queries = gauge("svc_live_queries", "Distinct live queries polled", "livesum")
         self.cohorts = gauge("svc_live_cohorts", "Live-query cohorts", "livesum")
         self.subscribers = gauge("svc_live_subscribers", "Live-query subscribers", "livesum")
+        # the database's queues: every worker sees the same rows, the latest read wins
+        self.queues = Gauge(
+            "svc_queue_events",
+            "Rows of the background queues (kind: event_trigger, cron, one_off, "
+            "async_action; state: pending = due and not delivered yet, failed)",
+            ("kind", "state"),
+            registry=reg,
+            multiprocess_mode="livemostrecent",
+        )
 
     def observe(self, request: Request, status: int, payload: bytes, seconds: float) -> None:
         """Count one answered request: `status`, its `payload` (a GraphQL error answer's
@@ -188,6 +199,7 @@ class Metrics:
         `access-denied` when the request may not read them (module docstring)."""
         await self._authorize(headers)
         self.sample()
+        await self._sample_queues()
         if self.folder is not None:
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry, path=self.folder)  # type: ignore[no-untyped-call]
@@ -196,6 +208,20 @@ class Metrics:
             assert self.registry is not None
             body = generate_latest(self.registry)
         return 200, body, [("content-type", CONTENT_TYPE_LATEST)]
+
+    async def _sample_queues(self) -> None:
+        """Read the queue gauges from Postgres (at most `QUEUE_READ_SECONDS`; a failed or
+        slow read leaves the previous values: the scrape still answers)."""
+        engine = self.app.engine
+        if engine is None:
+            return
+        try:
+            counts = await asyncio.wait_for(engine.queue_counts(), QUEUE_READ_SECONDS)
+        except (TimeoutError, SvcError):
+            return
+        for kind, (pending, failed) in counts.items():
+            self.queues.labels(kind, "pending").set(pending)
+            self.queues.labels(kind, "failed").set(failed)
 
     async def _authorize(self, headers: dict[str, str]) -> None:
         if self.secret:
