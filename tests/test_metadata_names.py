@@ -435,7 +435,7 @@ def test_replace_metadata_refuses_root_field_clash(srv: ServerProcess) -> None:
     ("version", "shown"),
     [
         (99999999999999999999, "99999999999999999999"),
-        (1, "1"),
+        (-1, "-1"),
         (4, "4"),
         (0, "0"),
         ("2", '"2"'),
@@ -453,7 +453,7 @@ def test_replace_metadata_refuses_unknown_version(
     assert r.json() == {
         "code": "parse-failed",
         "path": "$.args.version",
-        "error": f"expected 2 or 3, encountered {shown}",
+        "error": f"expected 1, 2 or 3, encountered {shown}",
     }
     assert export(srv) == before
     still_serving(srv)

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata import compat
 from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
 from svc.metadata.cron_triggers import CronTrigger, normalise_all
@@ -144,7 +145,8 @@ def decode_metadata(raw: bytes | str) -> Metadata:
 
 
 def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
-    """Build `Metadata` from user JSON (`replace_metadata`); accepts version 2 and 3.
+    """Build `Metadata` from user JSON (`replace_metadata`); accepts versions 1, 2 and 3
+    (older shapes: `svc.metadata.compat`).
 
     Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source.
     Raises `SvcError` `parse-failed` with the JSON path of the first bad value: a `version`
@@ -172,6 +174,8 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
             obj["tables"] = default.get("tables", [])
             obj["functions"] = default.get("functions", [])
         obj["version"] = 2
+    if isinstance(obj, dict):
+        obj = compat.upgrade(obj)  # version 1, functions as plain names (issue 18)
     limits = introspection = None
     if isinstance(obj, dict):
         obj = {**obj, "tables": [_normalise_table(t) for t in obj.get("tables") or []]}
@@ -189,14 +193,14 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     return md
 
 
-SUPPORTED_VERSIONS = (2, 3)
+SUPPORTED_VERSIONS = compat.VERSIONS
 
 
 def check_version(obj: Any, path: str) -> None:
     """Refuse a document whose `version` svc does not read: 400 `parse-failed` at
-    `<path>.version`, `expected 2 or 3, encountered <version>` (the reference's
-    `MetadataVersion` parser says `expected 1, 2 or 3`; svc reads no version 1 document).
-    A document without `version` is read as version 2 (3 when it has `sources`)."""
+    `<path>.version`, `expected 1, 2 or 3, encountered <version>` (the reference's
+    `MetadataVersion` parser). A document without `version` is read as version 2 (3 when
+    it has `sources`); version 1 is read as 2 (`svc.metadata.compat`)."""
     if not isinstance(obj, dict) or "version" not in obj:
         return
     version = obj["version"]
@@ -205,7 +209,9 @@ def check_version(obj: Any, path: str) -> None:
         if len(shown) > 40:
             shown = shown[:40] + "…"
         raise SvcError(
-            ErrorCode.PARSE_FAILED, f"expected 2 or 3, encountered {shown}", path=f"{path}.version"
+            ErrorCode.PARSE_FAILED,
+            f"expected 1, 2 or 3, encountered {shown}",
+            path=f"{path}.version",
         )
 
 
