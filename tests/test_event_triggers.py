@@ -75,7 +75,7 @@ def table(
     ok(srv, {"type": "run_sql", "args": {"sql": f"DROP TABLE {name} CASCADE", "cascade": True}})
 
 
-def pop(hook: WebhookRecorder, within: float = 5.0) -> Any:
+def pop(hook: WebhookRecorder, within: float = 15.0) -> Any:
     return hook.pop(within).json
 
 

@@ -147,6 +147,8 @@ class _Server(ThreadingHTTPServer):
 def _handler(rec: WebhookRecorder) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        wbufsize = 1 << 16  # head and body leave in one write (no delayed-ACK stalls)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -71,20 +71,18 @@ ARCHIVE_SQL = (
     "WHERE trigger_name = $1 AND NOT delivered AND NOT error"
 )
 
-#: One attempt's invocation log: $1 event id, $2 status (text or NULL), $3 request,
-#: $4 response (json texts).
-LOG_INVOCATION_SQL = (
-    "INSERT INTO hdb_catalog.event_invocation_logs (event_id, status, request, response) "
-    "VALUES ($1, $2::text::integer, $3::text::json, $4::text::json)"
-)
-
-#: An attempt's outcome: $1 id, $2 delivered, $3 error, $4 seconds to the next attempt
-#: (NULL: none); the lock is released.
-FINISH_SQL = (
-    "UPDATE hdb_catalog.event_log SET tries = tries + 1, delivered = $2::text::boolean, "
-    "error = $3::text::boolean, locked = NULL, next_retry_at = CASE WHEN $4::text IS NULL "
-    "THEN NULL ELSE timezone('utc', now()) + make_interval(secs => $4::text::float8) END "
-    "WHERE id = $1"
+#: One attempt, in one statement (atomic without a transaction): its invocation log and
+#: the event's outcome, lock released. $1 id, $2 status (text or NULL), $3 request,
+#: $4 response (json texts), $5 delivered, $6 error, $7 seconds to the next attempt
+#: (NULL: none). An event unlocked meanwhile (`redeliver_event`) keeps its new state.
+RECORD_ATTEMPT_SQL = (
+    "WITH log AS (INSERT INTO hdb_catalog.event_invocation_logs "
+    "(event_id, status, request, response) "
+    "VALUES ($1, $2::text::integer, $3::text::json, $4::text::json)) "
+    "UPDATE hdb_catalog.event_log SET tries = tries + 1, delivered = $5::text::boolean, "
+    "error = $6::text::boolean, locked = NULL, next_retry_at = CASE WHEN $7::text IS NULL "
+    "THEN NULL ELSE timezone('utc', now()) + make_interval(secs => $7::text::float8) END "
+    "WHERE id = $1 AND locked IS NOT NULL"
 )
 
 #: Put an event back without an attempt (its trigger is unknown here or paused): $1 id,

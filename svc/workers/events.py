@@ -2,7 +2,7 @@
 whose rows are `hdb_catalog.event_log` events. Each claimed event is POSTed to its
 trigger's webhook (`svc.workers.delivery`), the attempt is logged in
 `event_invocation_logs` and the event is marked delivered, due again after the retry
-interval, or errored, in one transaction that also releases its lock.
+interval, or errored, in one statement that also releases its lock.
 
 The body is the reference's: `{"id", "table": {"schema", "name"}, "trigger": {"name"},
 "event": {"op", "data": {"old", "new"}, "session_variables"}, "delivery_info":
@@ -26,9 +26,8 @@ from svc.catalog.event_log import (
     CLEANUP_SQL,
     DUE,
     EVENT_LOG_EXISTS_SQL,
-    FINISH_SQL,
-    LOG_INVOCATION_SQL,
     POSTPONE_SQL,
+    RECORD_ATTEMPT_SQL,
 )
 from svc.errors import SvcError
 from svc.execute.db import Database
@@ -180,17 +179,13 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
             return
         result = await attempt(info, row)
         retry_in = None if result.retry_in is None else str(result.retry_in)
-        async with db.transaction() as conn:
+        async with db.pool.acquire() as conn:
             await conn.execute(
-                LOG_INVOCATION_SQL,
+                RECORD_ATTEMPT_SQL,
                 item.key,
                 None if result.status is None else str(result.status),
                 _encode.encode(result.request_log).decode(),
                 _encode.encode(result.response_log).decode(),
-            )
-            await conn.execute(
-                FINISH_SQL,
-                item.key,
                 str(result.outcome == "success").lower(),
                 str(result.outcome == "error").lower(),
                 retry_in,
