@@ -413,3 +413,21 @@ def test_a_handlers_cookie_is_not_sent_to_later_calls(
     for _ in range(2):
         assert srv.graphql("{ who(id: 1) { id } }") == {"data": {"who": {"id": 1}}}
     assert "cookie" not in seen[-1].headers  # the shared outbound client keeps no cookies
+
+
+def test_relationship_arguments_apply_per_object(srv: ServerProcess, hook: HttpFixture) -> None:
+    """`limit` applies to each object's rows (its own subquery), `where` to the group's."""
+    hook.route("/many", reply([{"id": 1}, {"id": 2}, {"id": 3}]))
+    data = srv.graphql(
+        "{ many { id first: articles(limit: 1, order_by: {id: asc}) { title } "
+        'a: articles(where: {title: {_like: "a%"}}) { title } } }'
+    )
+    assert data == {
+        "data": {
+            "many": [
+                {"id": 1, "first": [{"title": "a1"}], "a": [{"title": "a1"}, {"title": "a2"}]},
+                {"id": 2, "first": [{"title": "b1"}], "a": []},
+                {"id": 3, "first": [], "a": []},
+            ]
+        }
+    }

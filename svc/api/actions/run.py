@@ -43,7 +43,7 @@ from graphql.execution.values import get_argument_values
 from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
 from svc.outbound.forwarded import client_headers
-from svc.plan.action_rels import Hole, plan_relations
+from svc.plan.action_rels import Hole, distribute, plan_relations
 from svc.sql.render import render_query
 
 from . import async_calls, sync
@@ -164,7 +164,7 @@ async def _fill(
 ) -> None:
     """Answer every relationship hole with one statement (`svc.plan.action_rels`)."""
     holes = [Hole(p.field, p.nodes, p.parent) for p in pending]
-    plan = plan_relations(
+    plan, groups = plan_relations(
         state.schema(role),
         state.ir.tables,
         prepared.fragments,
@@ -182,8 +182,9 @@ async def _fill(
     args = resolve(statement.params, variables, session)
     texts = await service.db.query_json(statement.sql, args, len(aliases), timeout)
     for alias, text in zip(aliases, texts, strict=True):
-        p = pending[int(alias[1:])]
-        p.holder[p.alias] = _decode(text)
+        group = groups[int(alias[1:])]
+        for i, answer in distribute(holes, group, _decode(text)):
+            pending[i].holder[pending[i].alias] = answer
 
 
 def _derived(
