@@ -1,0 +1,153 @@
+"""Metadata operations of remote relationships (issue 17; spec 4.7): `create`/`update`/
+`delete_remote_relationship`, each checked against the remote's introspection (400
+`remote-schema-error`), and `run_sql` following column renames into them. Part of
+`svc.api.remote_ops.remote_operations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from graphql import (
+    GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLSchema,
+    build_client_schema,
+    coerce_input_value,
+    get_named_type,
+)
+
+from svc.catalog.diff import catalog_changes
+from svc.errors import ErrorCode, SvcError
+from svc.metadata import remote_schemas as rs
+from svc.schema.remote_registry import lookup
+
+SUCCESS = {"message": "success"}
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+def _check_relationship(ctx: Any, raw: Any) -> None:
+    """400 errors for a remote relationship naming a missing remote, column or field."""
+    table, stored = rs.parse_relationship_args(raw)
+    d = stored["definition"]
+    entry = rs.find_remote(ctx.metadata, str(d["remote_schema"]))
+    if entry is None:
+        raise SvcError(
+            ErrorCode.REMOTE_SCHEMA_ERROR,
+            f"remote schema with name {d['remote_schema']!r} does not exist",
+            path="$.args",
+        )
+    ir_table = ctx.ir.tables.get(table)
+    for column in d.get("svc_fields") or ():
+        if ir_table is None or ir_table.column(column) is not None:
+            continue
+        computed = ir_table.computed_field_map.get(column)
+        # A computed field joins when it is scalar and takes only the row (and session).
+        usable = computed is not None and computed.is_scalar
+        if not usable or any(kind == "input" for kind, _ in computed.arg_order):
+            raise SvcError(
+                ErrorCode.REMOTE_SCHEMA_ERROR,
+                f"column {column} does not exist in table {table.name}",
+                path="$.args",
+            )
+    found = lookup(entry)
+    if found is None or found.data is None:
+        return
+    remote = build_client_schema(found.data)  # type: ignore[arg-type]
+    _check_remote_field(remote, d["remote_field"], d.get("svc_fields") or ())
+
+
+def _check_remote_field(remote: GraphQLSchema, spec: Any, columns: Any) -> None:
+    parent: Any = remote.query_type
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        fields = getattr(get_named_type(parent), "fields", None) or {}
+        if name not in fields:
+            raise SvcError(
+                ErrorCode.REMOTE_SCHEMA_ERROR,
+                f"field with name {name!r} not found in remote schema",
+                path="$.args",
+            )
+        inner = inner if isinstance(inner, dict) else {}
+        for arg, value in (inner.get("arguments") or {}).items():
+            if arg not in fields[name].args:
+                raise SvcError(
+                    ErrorCode.REMOTE_SCHEMA_ERROR,
+                    f"argument {arg!r} not found in field {name!r}",
+                    path="$.args",
+                )
+            _check_value(value, fields[name].args[arg].type, columns, f"{name}.{arg}")
+        parent = fields[name].type
+        spec = inner.get("field")
+
+
+def _check_value(value: Any, t: Any, columns: Any, where: str) -> None:
+    """400 `remote-schema-error` when a relationship argument cannot be of type `t`: a
+    `$column` outside `svc_fields`, an unknown input field, a list for a non-list, a
+    literal the type does not accept."""
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    if isinstance(value, str) and value.startswith("$"):
+        if value[1:] not in columns:
+            raise _rel_error(f"column {value[1:]} is not in svc_fields ({where})")
+        return
+    if isinstance(t, GraphQLList):
+        for item in value if isinstance(value, list) else [value]:
+            _check_value(item, t.of_type, columns, where)
+        return
+    if isinstance(t, GraphQLInputObjectType):
+        if not isinstance(value, dict):
+            raise _rel_error(f"expected an object for {where}")
+        for key, inner in value.items():
+            if key not in t.fields:
+                raise _rel_error(f"field {key!r} not found in input type {t.name!r}")
+            _check_value(inner, t.fields[key].type, columns, f"{where}.{key}")
+        return
+    try:
+        coerce_input_value(value, t)
+    except GraphQLError as exc:
+        raise _rel_error(f"invalid value for {where}: {exc.message}") from None
+
+
+def _rel_error(message: str) -> SvcError:
+    return SvcError(ErrorCode.REMOTE_SCHEMA_ERROR, message, path="$.args")
+
+
+def relationship_op(update: bool) -> Handler:
+    """The handler of `create_remote_relationship` (`update`: `update_…`): check the
+    arguments against the remote, then store (400 `already-exists` / `not-exists`)."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        _check_relationship(ctx, body.args)
+        ctx.commit(rs.put_relationship(ctx.metadata, body.args, update=update))
+        return SUCCESS
+
+    return handler
+
+
+async def delete_remote_relationship(ctx: Any, body: Any) -> Any:
+    """Remove a remote relationship `{table, name}` (400 `not-exists`)."""
+    ctx.commit(rs.delete_relationship(ctx.metadata, body.args))
+    return SUCCESS
+
+
+def following_renames(inner: Handler) -> Handler:
+    """`run_sql`, then column renames it made followed into remote relationships (the
+    table's own entry follows a table rename already)."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        before = ctx.catalog
+        result = await inner(ctx, body)
+        if ctx.catalog is not before and rs.remote_relationships(ctx.metadata):
+            changes = catalog_changes(before, ctx.catalog)
+            md = ctx.metadata
+            for table, names in changes.column_renames.items():
+                md = rs.rename_join_columns(md, changes.table_renames.get(table, table), names)
+            if md is not ctx.metadata:
+                ctx.commit(md, on_new="keep")
+        return result
+
+    return handler
