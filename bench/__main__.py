@@ -165,7 +165,8 @@ def measure(
                 )
         results[query] = {s: summarise(r) for s, r in runs.items()}
         svc = results[query]["svc"]["rps"]
-        for other, key in (("postgraphile", "svc/postgraphile"), ("limit", "svc/limit")):
+        others = ("postgraphile", "postgraphile5", "limit")
+        for other, key in ((o, f"svc/{o}") for o in others):
             theirs = results[query].get(other, {}).get("rps")
             results[query][key] = svc / theirs if theirs else None
     return results
@@ -175,11 +176,11 @@ def print_results(results: dict[str, dict[str, Any]]) -> None:
     """The table: req/s, p50 and p99 per server, and svc's ratios."""
     from bench.report import table
 
-    servers = ["svc", "postgraphile", "limit"]
+    servers = ["svc", "postgraphile", "postgraphile5", "limit"]
     headers = ["query"]
     for s in servers:
         headers += [f"{s} req/s", "p50 ms", "p99 ms"]
-    headers += ["svc/pg", "svc/limit"]
+    headers += ["svc/pg", "svc/pg5", "svc/limit"]
     rows = []
     for query, r in results.items():
         row = [query]
@@ -188,7 +189,8 @@ def print_results(results: dict[str, dict[str, Any]]) -> None:
             row += (
                 [f"{m['rps']:,.0f}", f"{m['p50_ms']:.2f}", f"{m['p99_ms']:.2f}"] if m else ["-"] * 3
             )
-        row += [f"{r[k]:.2f}" if r.get(k) else "-" for k in ("svc/postgraphile", "svc/limit")]
+        ratios = ("svc/postgraphile", "svc/postgraphile5", "svc/limit")
+        row += [f"{r[k]:.2f}" if r.get(k) else "-" for k in ratios]
         rows.append(row)
     print()
     print(table(headers, rows))
@@ -208,7 +210,9 @@ def check_targets(results: dict[str, dict[str, Any]], rss: dict[str, float]) -> 
     return out
 
 
-def machine(pg_version: str, postgraphile: str | None) -> dict[str, Any]:
+def machine(
+    pg_version: str, postgraphile: str | None, postgraphile5: str | None = None
+) -> dict[str, Any]:
     """What the numbers were measured on."""
     import granian
 
@@ -223,6 +227,7 @@ def machine(pg_version: str, postgraphile: str | None) -> dict[str, Any]:
         "postgres": pg_version,
         "granian": granian.__version__,
         "postgraphile": postgraphile,
+        "postgraphile5": postgraphile5,
         "wrk": wrk_version(),
     }
 
@@ -231,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
     """The whole comparison; returns the exit status."""
     from bench import profile
     from bench.common import postgres, read_queries
+    from bench.postgraphile5 import install_postgraphile5, start_postgraphile5
     from bench.report import chart, print_targets, targets_json
     from bench.servers import (
         PROBE,
@@ -256,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
     if load > 0.5:
         say(f"warning: the machine is busy before the run (load average {load:.1f})")
     postgraphile = None if args.no_postgraphile else install_postgraphile()
+    postgraphile5 = None if args.no_postgraphile else install_postgraphile5()
     say(
         f"{len(queries)} queries, {args.workers} workers per server, "
         f"wrk -c{args.connections}, {args.duration:g} s x {args.rounds} rounds"
@@ -279,6 +286,8 @@ def run(args: argparse.Namespace) -> int:
         }
         if postgraphile:
             bodies["postgraphile"] = {q: body(d) for q, d in pg_queries.items()}
+        if postgraphile5:  # v4's queries: v5 runs with the v4 preset
+            bodies["postgraphile5"] = {q: body(d) for q, d in pg_queries.items()}
         files: dict[str, dict[str, Path]] = {}
         for server_name, per_query in bodies.items():
             files[server_name] = {}
@@ -292,6 +301,8 @@ def run(args: argparse.Namespace) -> int:
             ]
             if postgraphile:
                 starts.append(("postgraphile", lambda: start_postgraphile(url, args.workers)))
+            if postgraphile5:
+                starts.append(("postgraphile5", lambda: start_postgraphile5(url, args.workers)))
             starts.append(("limit", lambda: start_limit(work / "limit.json", args.workers)))
             for name, start in starts:
                 say(f"starting {name}")
@@ -322,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
     out = {
         "date": today(),
         "command": "python -m bench " + " ".join(sys.argv[1:]),
-        "machine": machine(server_version, postgraphile) | {"load_before": load},
+        "machine": machine(server_version, postgraphile, postgraphile5) | {"load_before": load},
         "settings": {k: v for k, v in vars(args).items()},
         "queries": results,
         "svc_memory": memory,

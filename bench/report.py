@@ -91,11 +91,13 @@ def chart(results: dict[str, Any], servers: list[str], path: Path) -> None:
     top.set_yscale("log")
     top.set_ylabel("requests / s (log)")
     top.legend()
-    top.set_title("svc vs PostGraphile v4 vs limit server (same SQL, RSGI + uvloop)")
-    for i, key in enumerate(["svc/postgraphile", "svc/limit"]):
+    top.set_title("svc vs PostGraphile v4 and v5 vs limit server (same SQL, RSGI + uvloop)")
+    keys = [f"svc/{s}" for s in servers if s != "svc"]
+    step = 0.8 / max(1, len(keys))
+    for i, key in enumerate(keys):
         values = [results[n].get(key) or 0 for n in names]
-        xs = [x + (i - 0.5) * 0.4 for x in range(len(names))]
-        bottom.bar(xs, values, 0.4, label=key)
+        xs = [x + (i - (len(keys) - 1) / 2) * step for x in range(len(names))]
+        bottom.bar(xs, values, step, label=key)
     bottom.axhline(1.0, color="grey", linewidth=0.8)
     bottom.axhline(VS_LIMIT, color="tab:orange", linestyle="--", linewidth=0.8)
     bottom.set_ylabel("ratio (svc / other)")
