@@ -19,7 +19,7 @@ from graphql import GraphQLError, ListTypeNode, NonNullTypeNode, TypeNode, parse
 
 from svc.catalog.introspect import DbCatalog
 from svc.ir.model import Inconsistency, Table
-from svc.metadata.action_model import Action, CustomTypes, ObjectType
+from svc.metadata.action_model import Action, CustomTypes, ObjectType, TypeRelationship
 from svc.metadata.model import Metadata, QualifiedName, plain, qualify
 
 BUILTIN_SCALARS = frozenset({"Int", "Float", "String", "Boolean", "ID"})
@@ -110,8 +110,9 @@ def build_actions(
     objects = {o.name: o for o in types.objects or ()}
     relationships: dict[str, tuple[ObjectRelationship, ...]] = {}
     problem = _types_problem(types, kinds, pg_types)
+    culprit: str | None = None  # `<object>.<relationship>` when one relationship is at fault
     if problem is None:
-        problem = _relationships(objects, tables, relationships)
+        problem, culprit = _relationships(objects, tables, relationships)
     if problem is not None:
         issues.append(
             Inconsistency(
@@ -120,6 +121,7 @@ def build_actions(
                 "Inconsistent object: validation for the given custom types failed because "
                 + problem,
                 name="custom_types custom_types",
+                relationship=culprit,
             )
         )
     resolved: dict[str, ResolvedAction] = {}
@@ -132,6 +134,7 @@ def build_actions(
                     action_definition(action),
                     f'Inconsistent object: in action "{action.name}"; {reason}',
                     name=f"action {action.name}",
+                    relationship=action.name,  # what `svc.metadata.drop` removes
                 )
             )
         else:
@@ -170,46 +173,54 @@ def _relationships(
     objects: dict[str, ObjectType],
     tables: dict[QualifiedName, Table],
     out: dict[str, tuple[ObjectRelationship, ...]],
-) -> str | None:
-    """Resolve every object's relationships into `out`; the first problem, if any."""
+) -> tuple[str | None, str | None]:
+    """Resolve every object's relationships into `out`; the first problem, if any, and
+    the relationship at fault (`<object>.<relationship>`)."""
     for obj in objects.values():
-        fields = {f.name: f for f in obj.fields}
-        found: list[ObjectRelationship] = []
-        for rel in obj.relationships or ():
-            table_name = qualify(rel.remote_table)
-            table = tables.get(table_name)
-            if table is None:
-                return (
-                    f'the remote table "{table_name}" for relationship "{rel.name}" of '
-                    f'object type "{obj.name}" does not exist'
-                )
-            if rel.name in fields:
-                return (
-                    f'the relationship "{rel.name}" of object type "{obj.name}" conflicts '
-                    "with a field of that name"
-                )
-            for field_name, column in rel.field_mapping.items():
-                f = fields.get(field_name)
-                if f is None:
-                    return (
-                        f'the field "{field_name}" for relationship "{rel.name}" in object '
-                        f'type "{obj.name}" does not exist'
-                    )
-                node = parse_gql_type(f.type)
-                if node is not None and is_list(node):
-                    return (
-                        f'the type of the field "{field_name}" for relationship "{rel.name}" '
-                        f'in object type "{obj.name}" is a list type'
-                    )
-                if table.column(column) is None:
-                    return (
-                        f'the column "{column}" of table "{table_name}" for relationship '
-                        f'"{rel.name}" in object type "{obj.name}" does not exist'
-                    )
-            found.append(
-                ObjectRelationship(rel.name, rel.type, table_name, tuple(rel.field_mapping.items()))
-            )
-        out[obj.name] = tuple(found)
+        problem = _object_relationships(obj, tables, out)
+        if problem is not None:
+            return problem[0], problem[1]
+    return None, None
+
+
+def _object_relationships(
+    obj: ObjectType,
+    tables: dict[QualifiedName, Table],
+    out: dict[str, tuple[ObjectRelationship, ...]],
+) -> tuple[str, str] | None:
+    """Resolve `obj`'s relationships into `out`; the first problem and its relationship."""
+    fields = {f.name: f.type for f in obj.fields}
+    found: list[ObjectRelationship] = []
+    for rel in obj.relationships or ():
+        table_name = qualify(rel.remote_table)
+        problem = _relationship_problem(obj.name, rel, fields, tables.get(table_name))
+        if problem is not None:
+            return problem, f"{obj.name}.{rel.name}"
+        mapping = tuple(rel.field_mapping.items())
+        found.append(ObjectRelationship(rel.name, rel.type, table_name, mapping))
+    out[obj.name] = tuple(found)
+    return None
+
+
+def _relationship_problem(
+    obj: str, rel: TypeRelationship, fields: dict[str, str], table: Table | None
+) -> str | None:
+    """Why relationship `rel` of object type `obj` (field name → type text) does not
+    resolve against its `table` (None: not tracked), in the reference's words."""
+    where = f'for relationship "{rel.name}" in object type "{obj}"'
+    if table is None:
+        return f'the remote table "{qualify(rel.remote_table)}" {where} does not exist'
+    if rel.name in fields:
+        return f'the relationship "{rel.name}" of object type "{obj}" conflicts with a field'
+    for field_name, column in rel.field_mapping.items():
+        type_text = fields.get(field_name)
+        if type_text is None:
+            return f'the field "{field_name}" {where} does not exist'
+        node = parse_gql_type(type_text)
+        if node is not None and is_list(node):
+            return f'the type of the field "{field_name}" {where} is a list type'
+        if table.column(column) is None:
+            return f'the column "{column}" of table "{table.name}" {where} does not exist'
     return None
 
 

@@ -128,7 +128,7 @@ def create_action_permission(md: Metadata, args: ActionPermissionArgs) -> Metada
             f'permission for role "{args.role}" is already defined on "{name}"',
             path="$.args",
         )
-    perm = ActionPermission(args.role, args.comment)
+    perm = ActionPermission(args.role, args.comment, args.definition)
     new = msgspec.structs.replace(action, permissions=(*(action.permissions or ()), perm))
     return _replace(md, name, new)
 
@@ -154,4 +154,29 @@ def drop_action_permission(md: Metadata, args: ActionPermissionArgs) -> Metadata
 def _replace(md: Metadata, name: str, action: Action) -> Metadata:
     return msgspec.structs.replace(
         md, actions=tuple(action if a.name == name else a for a in md.actions)
+    )
+
+
+def drop_action_object(md: Metadata, kind: str, name: str | None) -> Metadata:
+    """`md` without the object an action or custom-types inconsistency names
+    (`svc.metadata.drop`: `cascade`, `drop_inconsistent_metadata`): the action `name`, or
+    the custom object relationship `name` (`<object>.<relationship>`); unchanged when
+    absent or unnamed."""
+    if name is None:
+        return md
+    if kind == "action":
+        kept = tuple(a for a in md.actions if a.name != name)
+        return msgspec.structs.replace(md, actions=kept) if len(kept) != len(md.actions) else md
+    types = md.custom_types
+    if kind != "custom_types" or not isinstance(types, CustomTypes) or "." not in name:
+        return md
+    obj_name, rel_name = name.split(".", 1)
+    objects = []
+    for obj in types.objects or ():
+        if obj.name == obj_name and obj.relationships:
+            rels = tuple(r for r in obj.relationships if r.name != rel_name)
+            obj = msgspec.structs.replace(obj, relationships=rels)
+        objects.append(obj)
+    return msgspec.structs.replace(
+        md, custom_types=msgspec.structs.replace(types, objects=tuple(objects))
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Container, Iterable
 
 import msgspec
 
+from svc.metadata.actions import drop_action_object
 from svc.metadata.apply import replace_table, without_relationship
 from svc.metadata.apply_functions import without_functions
 from svc.metadata.apply_permissions import without_computed_field, without_permission
@@ -33,6 +34,8 @@ class ObjectRef(msgspec.Struct, frozen=True):
 
 def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
     """`md` without the object `ref` names; unchanged when it is not there."""
+    if ref.kind in ("action", "custom_types"):  # issue 16
+        return drop_action_object(md, ref.kind, ref.name)
     if ref.kind == "function":
         return without_functions(md, lambda n: n == ref.function)
     table, name = ref.table, ref.name
