@@ -18,7 +18,10 @@ import websockets
 from svc.api.engine import Engine
 from svc.api.live.watch import named_relations, parse_payload, time_relative
 from svc.config import Config
-from tests.support import ServerProcess, server_with
+from tests.conformance.runner import CORPUS, SERVER_ARGS, SKIP_REASON, load_yaml
+from tests.conformance.test_ws_scenarios import ENV as SCENARIO_ENV
+from tests.conformance.test_ws_scenarios import SCENARIO_DIR
+from tests.support import ServerProcess, create_database, server_with
 from tests.test_live_outage import next_data
 from tests.test_live_queries import (
     INTERVAL_MS,
@@ -30,6 +33,7 @@ from tests.test_live_queries import (
     names,
     sql,
 )
+from tests.ws_scenarios import run_scenario
 
 IDLE_S = 10 * INTERVAL_MS / 1000  # ten intervals
 INSERT = 'mutation { insert_item(objects: {owner: "a", name: "%s"}) { affected_rows } }'
@@ -219,3 +223,31 @@ async def _across_workers(server: ServerProcess) -> None:
     finally:
         for ws in sockets:
             await ws.close()
+
+
+CHANGING = ("live_queries_apollo.yaml", "udf_session_args.yaml")  # results that change
+
+
+@pytest.mark.skipif(not SCENARIO_DIR.is_dir(), reason=SKIP_REASON)
+@pytest.mark.parametrize(
+    "files",
+    [pytest.param(CHANGING, id="changing"), pytest.param(None, id="all", marks=pytest.mark.slow)],
+)
+def test_scenarios_pass_with_triggers(pg_url: str, files: tuple[str, ...] | None) -> None:
+    """The corpus's subscription scenario files pass unchanged under ASGI with
+    `--live-queries-skip-idle triggers`: skipping idle polls loses no push. In CI the
+    files whose results change (mutations over the socket, a session function); all
+    five (both protocols, ~50 s) with `-m slow`."""
+    args = (*SERVER_ARGS, "--server-interface", "asgi", "--live-queries-skip-idle", "triggers")
+    server = ServerProcess(create_database(pg_url, prefix="wsidle"), *args, env=SCENARIO_ENV)
+    try:
+        assert server.query(load_yaml(CORPUS / "clear_db.yaml")).status_code == 200
+        failed = {}
+        paths = sorted(SCENARIO_DIR.glob("*.yaml"))
+        for path in [p for p in paths if files is None or p.name in files]:
+            for test, result in run_scenario(server.url, path).items():
+                if result != "pass":
+                    failed[f"{path.name}::{test}"] = result
+        assert failed == {}
+    finally:
+        server.stop()
