@@ -4,12 +4,15 @@ ports and a real Postgres."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websockets
 from graphql import build_schema
 
 from tests.fixture_servers import CORPUS_ENV, remote_graphql, remote_node
@@ -246,3 +249,24 @@ def test_header_precedence(srv: ServerProcess, remotes: dict[str, Any]) -> None:
     assert sent["x-svc-user-id"] == "42"  # session variables are sent
     assert sent["x-extra"] == "1"
     assert [k for k, _ in call.headers].count("x-svc-role") == 1
+
+
+def test_remote_fields_refused_where_only_sql_runs(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    add(srv, "simple", HELLO)
+
+    async def subscribe() -> list[Any]:
+        url = srv.url.replace("http", "ws") + "/v1/graphql"
+        async with websockets.connect(url, subprotocols=["graphql-ws"]) as ws:  # type: ignore[list-item]
+            await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+            await asyncio.wait_for(ws.recv(), 5)
+            start = {"id": "1", "type": "start", "payload": {"query": "subscription { hello }"}}
+            await ws.send(json.dumps(start))
+            return [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(2)]
+
+    error, complete = asyncio.run(subscribe())
+    assert error["type"] == "error"
+    assert error["payload"]["errors"][0]["extensions"]["code"] == "not-supported"
+    assert complete == {"type": "complete", "id": "1"}
+    explain = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ hello }"}})
+    assert explain.status_code == 400 and explain.json()["code"] == "not-supported"

@@ -51,7 +51,7 @@ from svc.api.limits import (
     role_limits,
 )
 from svc.api.mutation import execute_mutation
-from svc.api.remote_exec import run_remote
+from svc.api.remote_exec import refuse_remote, run_remote
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
@@ -397,6 +397,8 @@ class GraphQLService:
         shape = _shape_key(prepared, variables)
         compiled = prepared.compiled.get(shape)
         if compiled is None:
+            if state.metadata.remote_schemas:  # issue 17: only run_remote runs remote fields
+                refuse_remote(schema, state.metadata, prepared, variables)
             planned = plan_operation(self._input(state, role, prepared, variables))
             plan = planned.query
             statement, aliases = render_query(plan)

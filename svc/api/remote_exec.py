@@ -97,6 +97,27 @@ def remote_document(
     return print_ast(DocumentNode(definitions=(only, *frags))), names
 
 
+def refuse_remote(schema: Any, md: Any, prepared: Any, variables: dict[str, Any]) -> None:
+    """Raise 400 `not-supported` when an operation that only the database can answer
+    (a subscription, explain) selects a remote root field or a remote relationship:
+    "subscription to remote server is not supported" for a subscription (the
+    reference's), "explain of remote fields is not supported" otherwise."""
+    op: OperationDefinitionNode = prepared.operation
+    root = _root_type(schema, op)
+    fields = collect_fields(schema, prepared.fragments, variables, root, op.selection_set)
+    remote = any(
+        "svc_remote" in root.fields[ns[0].name.value].extensions
+        for ns in fields.values()
+        if ns[0].name.value in root.fields
+    )
+    if not remote and has_remote_relationships(md):
+        remote = strip_relationships(schema, prepared, op)[2]
+    if remote:
+        subscription = op.operation == OperationType.SUBSCRIPTION
+        message = NOT_SUPPORTED if subscription else "explain of remote fields is not supported"
+        raise SvcError(ErrorCode.NOT_SUPPORTED, message)
+
+
 async def run_remote(
     service: Any,
     state: Any,
