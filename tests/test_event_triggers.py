@@ -320,3 +320,24 @@ def test_cleanup_command_deletes_finished_events(srv, hook, table) -> None:
     assert sql(srv, count)["result"][1][0] == "2"  # younger than a day: kept
     assert main(["events", "cleanup", "--database-url", srv.db_url, "--older-than-days", "0"]) == 0
     assert sql(srv, count)["result"][1][0] == "0"
+
+
+def test_replace_and_reload_metadata_keep_capture_in_step(srv, hook, table) -> None:
+    ok(srv, trigger("stepped", table, hook.url("/s")))
+    fns = "SELECT count(*) FROM pg_proc WHERE proname::text LIKE 'notify_svc_stepped%'"
+    assert sql(srv, fns)["result"][1][0] == "3"
+    # Someone drops the capture functions behind svc's back: reload recreates them.
+    sql(srv, 'DROP FUNCTION hdb_catalog."notify_svc_stepped_INSERT"() CASCADE')
+    ok(srv, {"type": "reload_metadata", "args": {}})
+    assert sql(srv, fns)["result"][1][0] == "3"
+    ok(srv, {"type": "insert", "args": {"table": table, "objects": [{"id": 1}]}})
+    assert pop(hook)["trigger"]["name"] == "stepped"
+    # replace_metadata without the trigger drops its functions (and so its capture).
+    exported = ok(srv, {"type": "export_metadata", "args": {}})
+    for entry in exported["tables"]:
+        entry.pop("event_triggers", None)
+    ok(srv, {"type": "replace_metadata", "args": exported})
+    assert sql(srv, fns)["result"][1][0] == "0"
+    ok(srv, {"type": "insert", "args": {"table": table, "objects": [{"id": 2}]}})
+    with pytest.raises(queue.Empty):
+        hook.pop(1.0)
