@@ -270,3 +270,24 @@ def test_remote_fields_refused_where_only_sql_runs(srv: ServerProcess) -> None:
     assert complete == {"type": "complete", "id": "1"}
     explain = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ hello }"}})
     assert explain.status_code == 400 and explain.json()["code"] == "not-supported"
+
+
+def test_remote_down_at_start(pg_url: str, remotes: dict[str, Any]) -> None:
+    database = create_database(pg_url)
+    first = ServerProcess(database, env=CORPUS_ENV)
+    try:
+        add(first, "flaky", "http://localhost:5991/hello-graphql")
+    finally:
+        first.stop()
+    remotes["graphql_5991"].stop()
+    try:
+        second = ServerProcess(database, env=CORPUS_ENV)  # starts although the remote is down
+        try:
+            issues = q(second, {"type": "get_inconsistent_metadata", "args": {}})
+            assert issues["is_consistent"] is False
+            assert issues["inconsistent_objects"][0]["type"] == "remote_schema"
+            assert gql(second, "{ __typename }") == {"data": {"__typename": "query_root"}}
+        finally:
+            second.stop()
+    finally:
+        remotes["graphql_5991"].start()

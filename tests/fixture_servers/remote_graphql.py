@@ -21,6 +21,8 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLSchema, build_schema, graphql_sync
 
+BIND_WAIT_S = 300.0  # how long `start` waits for its fixed port to be free
+
 
 @dataclass
 class Endpoint:
@@ -62,7 +64,16 @@ class GraphQLHttp:
         """Listen and serve in a daemon thread (returns once listening)."""
         self.down = False
         ThreadingHTTPServer.allow_reuse_address = True
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
+        # Another test run on this machine may hold the fixed port for a while: wait.
+        deadline = time.monotonic() + BIND_WAIT_S
+        while True:
+            try:
+                self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
