@@ -27,6 +27,7 @@ from svc.api.limits import Defaults
 from svc.api.live import LiveHandle, LiveQueries, subscribe
 from svc.api.live.explain import explain_subscription
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
+from svc.api.remote_fetch import ensure as ensure_remotes
 from svc.api.response_cache import ResponseCache
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.scheduled import start_scheduled
@@ -176,7 +177,9 @@ class Engine:
             text, version = await db.read_metadata(conn, lock=False)
             catalog = await db.introspect(conn)
         ir = previous.ir if previous is not None else None
-        return State.build(version, decode_metadata(text), catalog, infer_functions, ir)
+        md = decode_metadata(text)
+        await ensure_remotes(md, refresh=True)  # issue 17: introspect remote schemas again
+        return State.build(version, md, catalog, infer_functions, ir)
 
     @property
     def _infer(self) -> bool:
