@@ -412,6 +412,7 @@ def test_a_handlers_cookie_is_not_sent_to_later_calls(
     hook.route("/who", who)
     for _ in range(2):
         assert srv.graphql("{ who(id: 1) { id } }") == {"data": {"who": {"id": 1}}}
+        srv.client.cookies.clear()  # the client got the cookie (passed back) and would forward it
     assert "cookie" not in seen[-1].headers  # the shared outbound client keeps no cookies
 
 
@@ -431,3 +432,13 @@ def test_relationship_arguments_apply_per_object(srv: ServerProcess, hook: HttpF
             ]
         }
     }
+
+
+def test_the_handlers_set_cookie_reaches_the_client(srv: ServerProcess, hook: HttpFixture) -> None:
+    hook.route("/who", lambda req: Reply(200, b'{"id": 1}', {"Set-Cookie": "s=1; Path=/"}))
+    r = srv.client.post("/v1/graphql", json={"query": "{ who(id: 1) { id } }"})
+    assert r.json() == {"data": {"who": {"id": 1}}}
+    assert r.headers.get_list("set-cookie") == ["s=1; Path=/"]
+    srv.client.cookies.clear()
+    plain = srv.client.post("/v1/graphql", json={"query": "{ user_by_pk(id: 1) { id } }"})
+    assert "set-cookie" not in plain.headers  # nothing left over for the next request

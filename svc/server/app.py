@@ -28,7 +28,7 @@ from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError, TransportError
-from svc.outbound.forwarded import set_client_headers
+from svc.outbound.forwarded import passed_back, set_client_headers
 from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
@@ -375,7 +375,7 @@ class App:
                 payload = await self._large_graphql(engine, body, session)
             else:
                 payload = await engine.graphql_body(body, session.role, session.variables)
-            return 200, payload, JSON_HEADERS
+            return 200, payload, [*JSON_HEADERS, *passed_back()]  # issue 16: Set-Cookie
         if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
             self._require_api("metadata")
             raw = await self._json(request)

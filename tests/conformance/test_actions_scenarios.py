@@ -20,13 +20,7 @@ from tests.fixture_servers import actions as fixture
 from tests.support import ServerProcess, create_database
 
 SCENARIO_DIR = CORPUS / "actions" / "scenarios"
-COOKIE = (
-    "the handler's Set-Cookie header is not passed to the client (the HTTP layer answers "
-    "only its own headers)"
-)
-KNOWN: dict[str, str] = {
-    "actions/scenarios/sync_checks.yaml::set_cookie_header": COOKIE,
-}
+KNOWN: dict[str, str] = {}
 
 
 def scenario_ids() -> list[tuple[str, str, str]]:

@@ -31,6 +31,7 @@ from svc.outbound import (
     resolve_headers,
     shared_client,
 )
+from svc.outbound.forwarded import pass_back
 from svc.version import VERSION
 
 from . import transforms
@@ -205,6 +206,9 @@ async def send(call: Call) -> tuple[Any, OutboundResponse]:
         internal = call.internal("invalid json", _response(response, text))
         raise unexpected(call, "not a valid json response from webhook", internal) from None
     if 200 <= response.status < 300:
+        for name, cookie in response.headers:
+            if name == "set-cookie":  # the reference passes the handler's cookies on
+                pass_back("Set-Cookie", cookie)
         d = call.action.definition
         if d.response_transform:
             session = call.body["session_variables"]
