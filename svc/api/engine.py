@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from svc.api import event_service
 from svc.api.actions.async_calls import worker_spec as action_worker
 from svc.api.actions.live import subscribe_actions
 from svc.api.graphql import GraphQLService, decode_json, decode_request
@@ -125,6 +126,7 @@ class Engine:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, db, state, shared)
             await start_scheduled(engine)  # issue 15: hdb_catalog tables, delivery workers
+            event_service.start(engine)  # issue 14: event delivery
             engine.start_workers([action_worker(db, engine.current_state)])  # issue 16
         except BaseException:
             if shared is not None:
@@ -159,6 +161,7 @@ class Engine:
         connections (Postgres, then the process's outbound HTTP client). Live queries stop
         polling first (their subscribers get nothing more)."""
         await self.live.close()
+        await event_service.stop(self)  # issue 14
         if self.workers is not None:
             await self.workers.stop()
             self.workers = None
@@ -282,6 +285,7 @@ class Engine:
                     )
                 ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
                 ctx.resource_version = version
+                ctx.role, ctx.session = role, session  # issue 14: legacy writes' svc.user
                 result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
                     version = await self.db.write_metadata(
