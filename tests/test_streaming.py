@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from gql import Client, gql
 from graphql import (
@@ -103,8 +104,14 @@ class Inbox:
 
 
 @asynccontextmanager
-async def engine(url: str, setup: bool = True) -> AsyncIterator[Engine]:
-    config = Config(database_url=url, log_requests=False, live_queries_refetch_interval=INTERVAL_MS)
+async def engine(url: str, setup: bool = True, **options: Any) -> AsyncIterator[Engine]:
+    config = Config(
+        database_url=url,
+        log_requests=False,
+        live_queries_refetch_interval=INTERVAL_MS,
+        statement_timeout=5.0,
+        **options,
+    )
     eng = await Engine.start(config)
     try:
         if setup:
@@ -276,15 +283,18 @@ async def _desc_and_where(url: str) -> None:
         await handle.stop()
 
 
+@pytest.mark.parametrize("mode", ["off", "triggers"])
 def test_slow_client_gets_every_batch_in_order(
-    new_database: Callable[[], str], streaming: None
+    new_database: Callable[[], str], streaming: None, mode: str
 ) -> None:
-    run(_slow_client_gets_every_batch_in_order, new_database())
+    run(lambda url: _slow_client_gets_every_batch_in_order(url, mode), new_database())
 
 
-async def _slow_client_gets_every_batch_in_order(url: str) -> None:
-    """Batches are queued, never replaced; a client 4 batches behind pauses its cohort."""
-    async with engine(url) as eng:
+async def _slow_client_gets_every_batch_in_order(url: str, mode: str) -> None:
+    """Batches are queued, never replaced; a client 4 batches behind pauses its cohort.
+    With skip-idle on, rows a batch left behind (and a paused cohort's) are still
+    fetched without any further write."""
+    async with engine(url, live_queries_skip_idle=mode) as eng:
         await insert(eng, "b", *(f"n{i}" for i in range(10)))  # ids 6..15
         got: list[int] = []
         backlogs: list[int] = []
@@ -533,4 +543,42 @@ async def _outages(pg: EmbeddedPostgres, url: str) -> None:
             await insert(eng, "a", f"r{round_}")
             assert await inbox.ids() == [6 + round_]
         await inbox.silent()
+        await handle.stop()
+
+
+@pytest.mark.parametrize("mode", ["off", "triggers"])
+def test_idle_streams_with_skip_idle(
+    new_database: Callable[[], str], streaming: None, mode: str
+) -> None:
+    run(lambda url: _idle_streams(url, mode), new_database())
+
+
+async def _idle_streams(url: str, mode: str) -> None:
+    """With `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE=triggers` an idle stream runs no statement
+    (off: one per interval), and a plain `INSERT` is still streamed."""
+    async with engine(url, live_queries_skip_idle=mode) as eng:
+        seen: list[str] = []
+        real = eng.db.query_json
+
+        async def counted(sql: str, args: list[Any], columns: int, timeout: Any = None) -> Any:
+            if "_subs" in sql:
+                seen.append(sql)
+            return await real(sql, args, columns, timeout)
+
+        eng.db.query_json = counted  # type: ignore[method-assign]
+        inbox = Inbox()
+        raw = {"query": STREAM, "variables": {"size": 10, "from": 0}}
+        handle = await eng.subscribe(raw, "admin", {}, inbox.push)
+        assert await inbox.ids() == [1, 2, 3, 4, 5]
+        await asyncio.sleep(5 * INTERVAL_MS / 1000)  # the trigger is installed meanwhile
+        before = len(seen)
+        await inbox.silent(10)
+        idle = len(seen) - before
+        assert idle == 0 if mode == "triggers" else idle >= 5, (mode, idle)
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("insert into item (owner, name) values ('a', 'plain')")
+        finally:
+            await conn.close()
+        assert await inbox.ids() == [6]
         await handle.stop()

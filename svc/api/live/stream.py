@@ -15,7 +15,10 @@ A streaming subscription runs like a live query (`svc.api.live.poller`: one poll
   order (`LiveHandle.enqueue`, never replaced), since each holds rows not sent before;
 - a cohort one of whose subscribers has `MAX_BACKLOG` batches not yet written to its
   socket is skipped by the poll until they are written, so a slow client bounds its
-  queue instead of growing it.
+  queue instead of growing it;
+- with `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE` on, a cohort whose last poll found no row
+  after its cursor is left alone until its tables are written, as a live query's
+  (`svc.api.live.watch`); one that got rows, or was paused, is fetched next interval.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _encode = msgspec.json.encode
 _decode = msgspec.json.decode
 
 MAX_BACKLOG = 4  # batches a subscriber may have waiting before its cohort pauses
+FETCHED = b""  # a streaming cohort's `payload` once polled (batches are not kept)
 
 
 def stream_vars(
@@ -69,11 +73,16 @@ class StreamCohort(Cohort):
         """Add a subscriber; the batches before its position are not replayed to it."""
         self.subscribers.add(handle)
 
+    def fetched(self, caught_up: bool) -> None:
+        """A poll answered: a later error is pushed even if equal to one pushed before.
+        With a skip-idle mode on, a cohort `caught_up` (no row after its cursor) is left
+        alone until its tables are written (`LiveQuery._due` fetches cohorts without
+        `payload`); one that got rows is fetched again, since the batch size may have
+        left rows behind."""
+        self.error, self.payload = None, FETCHED if caught_up else None
+
     def push_batch(self, payload: bytes) -> None:
         """Send a batch (`{"data": …}`) to every subscriber, in order, none replaced."""
-        # No last payload: a later error is pushed even if equal to an earlier one, and
-        # the idle-poll check sees a cohort to fetch every interval.
-        self.error = self.payload = None
         for handle in self.subscribers:
             handle.enqueue(payload)
 
@@ -112,8 +121,14 @@ class StreamQuery(LiveQuery):
         return self.leave(cohort, handle)
 
     async def poll(self, cohorts: list[Cohort]) -> None:
-        """Fetch `cohorts`, except those with a subscriber `MAX_BACKLOG` batches behind."""
-        ready = [c for c in cohorts if all(h.backlog < MAX_BACKLOG for h in c.subscribers)]
+        """Fetch `cohorts`, except those with a subscriber `MAX_BACKLOG` batches behind
+        (left unfetched, so a skip-idle mode fetches them again next interval)."""
+        ready: list[Cohort] = []
+        for cohort in cohorts:
+            if all(h.backlog < MAX_BACKLOG for h in cohort.subscribers):
+                ready.append(cohort)
+            else:
+                cohort.payload = None
         await super().poll(ready)
 
     async def _fetch(self, batch: list[Cohort]) -> None:
@@ -135,9 +150,11 @@ class StreamQuery(LiveQuery):
             out_ids or (), results or (), cursors or (), strict=True
         ):
             cohort = self._by_id.get(cohort_id)
-            if cohort is None or cursor is None:  # gone, or no row after its cursor
+            if not isinstance(cohort, StreamCohort):  # gone meanwhile
                 continue
-            assert isinstance(cohort, StreamCohort)
+            cohort.fetched(caught_up=cursor is None)
+            if cursor is None:  # no row after its cursor: nothing to send
+                continue
             cohort.push_batch(b'{"data":' + bytes(result) + b"}")
             self.advance(cohort, cursor)
 
@@ -184,6 +201,7 @@ def add_stream(
             admin=admin,
             interval=live.interval,
             batch_size=live.batch_size,
+            watch=live.watch,  # a skip-idle mode skips streams of unwritten tables too
         )
         live.queries[key] = query
     query.join(vars_text, handle)
