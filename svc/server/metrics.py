@@ -13,11 +13,12 @@ What is counted (every name starts `svc_`):
 | `svc_metadata_inconsistent_objects` | gauge (max over workers) | |
 | `svc_websocket_connections`, `svc_websocket_operations` | gauge (sum) | |
 | `svc_live_queries`, `svc_live_cohorts`, `svc_live_subscribers` | gauge (sum) | |
-| `svc_queue_events` | gauge (latest read, at scrape) | kind: `event_trigger`, `cron`, `one_off`, `async_action`; state: `pending`, `failed` |
+| `svc_queue_events` | gauge (latest read, at scrape) | kind, state (`pending`, `failed`) |
 
 `endpoint` is the route (`/v1/graphql`, `/v1/metadata`, `/api/rest`, `/console`, …; any
 other path is `other`, so a scanner cannot grow the label set); `operation_type` is
 `query`, `mutation`, `subscription` or `batch` on the GraphQL endpoints, "" elsewhere.
+The queue kinds are `event_trigger`, `cron`, `one_off` and `async_action`.
 
 Many workers: `svc serve` points `PROMETHEUS_MULTIPROC_DIR` at a fresh folder before
 Granian starts its workers; each worker then writes its values to memory-mapped files
