@@ -442,3 +442,9 @@ def test_the_handlers_set_cookie_reaches_the_client(srv: ServerProcess, hook: Ht
     srv.client.cookies.clear()
     plain = srv.client.post("/v1/graphql", json={"query": "{ user_by_pk(id: 1) { id } }"})
     assert "set-cookie" not in plain.headers  # nothing left over for the next request
+
+
+def test_explain_of_an_action_field_is_refused(srv: ServerProcess) -> None:
+    r = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ many { id } }"}})
+    assert r.status_code == 400
+    assert r.json()["code"] == "not-supported"

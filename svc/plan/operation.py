@@ -19,6 +19,7 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
+from svc.plan.action_rels import refuse_actions
 from svc.plan.build import plan_query
 from svc.plan.mutation import MutationPlanner, MutationRoot
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan
@@ -44,6 +45,9 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     """The steps of `given.operation` (today one `DatabaseStep`). Raises `SvcError` for
     arguments the planner refuses (`validation-failed`, `not-supported`, …)."""
     op = given.operation
+    root = given.schema.mutation_type if op.operation == OperationType.MUTATION else None
+    root = root or given.schema.query_type
+    refuse_actions(given.schema, root, op, given.fragments, given.variables)  # issue 16
     if op.operation == OperationType.MUTATION:
         roots = _mutation_roots(given)
         return OperationPlan("mutation", (DatabaseStep(MutationPlan(roots)),))
