@@ -478,15 +478,17 @@ async def _timestamp_cursor(url: str) -> None:
         await handle.stop()
 
 
-async def test_gql_client_over_websockets(pg_url: str) -> None:
-    """A real `svc serve` (ASGI, so gql may choose either protocol) and gql's transport:
-    the first batch, then only the rows a mutation adds, then stop."""
+@pytest.mark.parametrize("interface", ["asgi", "rsgi"])
+async def test_gql_client_over_websockets(pg_url: str, interface: str) -> None:
+    """A real `svc serve` on each interface and gql's transport offering both protocols
+    (under RSGI, which echoes none, gql speaks the first, Apollo's): the first batch,
+    then only the rows a mutation adds, then stop."""
     url = await asyncio.to_thread(create_database, pg_url)
     server = await asyncio.to_thread(
         ServerProcess,
         url,
         "--server-interface",
-        "asgi",
+        interface,
         env={**FEATURE, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL": "200"},
     )
     try:
