@@ -291,3 +291,23 @@ def test_remote_down_at_start(pg_url: str, remotes: dict[str, Any]) -> None:
             second.stop()
     finally:
         remotes["graphql_5991"].start()
+
+
+def test_forwarded_client_headers_and_cookies(srv: ServerProcess) -> None:
+    q(srv, {"type": "clear_metadata", "args": {}})
+    headers = [{"name": "x-svc-test", "value": "abcd"}]
+    url = "http://localhost:5000/header-graphql"
+    add(srv, "header", url, headers=headers, forward_client_headers=True)
+    client = {
+        "X-Svc-Role": "user",
+        "X-Svc-User-Id": "abcd1234",
+        "X-Svc-Test": "xyzz",  # a session variable: the configured header wins
+        "Authorization": "Bearer abcdef",
+    }
+    # the fixture checks every header, X-Forwarded-Host and -User-Agent included
+    assert gql(srv, "{ wassup }", headers=client) == {"data": {"wassup": "Hello world"}}
+    add(srv, "auth", "http://localhost:5000/auth-graphql")
+    resp = srv.client.post("/v1/graphql", json={"query": '{ hello(arg: "me") }'})
+    assert resp.json() == {"data": {"hello": "Hello me"}}
+    assert resp.headers.get("set-cookie") == "abcd"
+    assert "custom-header" not in resp.headers

@@ -38,6 +38,7 @@ from svc.api.remote_translate import translate_call
 from svc.errors import ErrorCode, SvcError
 from svc.ir.role_view import is_admin
 from svc.metadata.remote_schemas import find_remote
+from svc.outbound import forwarded
 from svc.plan.operation import PlanInput, plan_operation
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import permissions_enabled
@@ -148,6 +149,8 @@ async def run_remote(
         return None
     if op.operation == OperationType.SUBSCRIPTION:
         raise SvcError(ErrorCode.NOT_SUPPORTED, NOT_SUPPORTED)
+    if client_headers is None:  # the HTTP layer recorded them (svc.outbound.forwarded)
+        client_headers = forwarded.client_headers()
     data: dict[str, Any] = {}
     errors: list[Any] = []
     local = {a: n for a, n in fields.items() if a not in remote}
@@ -271,7 +274,12 @@ async def _call_remote(
         body["variables"] = {k: given[k] for k in names if k in given}
     if op.name is not None:
         body["operationName"] = op.name.value
-    answer, _ = await post_graphql(entry, body, request_headers(entry, session, client_headers))
+    answer, response = await post_graphql(
+        entry, body, request_headers(entry, session, client_headers)
+    )
+    for name, value in response.headers:
+        if name == "set-cookie":  # the reference passes a remote's cookies to the client
+            forwarded.pass_back("Set-Cookie", value)
     if not isinstance(answer, dict):
         raise SvcError(ErrorCode.UNEXPECTED, "Invalid response from remote")
     if back is not None and isinstance(answer.get("data"), dict):

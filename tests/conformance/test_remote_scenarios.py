@@ -34,9 +34,6 @@ from tests.ws_scenarios import PASS, Scenario, StepFailed, _run_steps, at_path
 
 SCENARIO_DIR = CORPUS / "remote_schemas" / "scenarios"
 KNOWN: dict[str, str] = {
-    "remote_schemas/scenarios/response_headers.yaml::response_headers_from_remote": (
-        "a remote's Set-Cookie is not passed to the client yet"
-    ),
     "remote_schemas/scenarios/tbls.yaml::add_conflicting_table": (
         "the refused bulk (run_sql + track_table) is rolled back whole, so the table its "
         "next step drops does not exist; the reference kept the run_sql's table"
