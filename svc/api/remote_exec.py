@@ -46,6 +46,7 @@ from svc.schema.remote_registry import lookup
 from svc.sql.render import render_query
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
+_DATABASE_ONLY = object()  # plan-cache keys of documents that touch no remote
 
 
 def _root_type(schema: Any, op: OperationDefinitionNode) -> GraphQLObjectType:
@@ -133,6 +134,11 @@ async def run_remote(
     the module). Raises `SvcError` (`not-supported` for a remote subscription)."""
     from svc.api.graphql import coerce_variables
 
+    # A document found database-only before is again (unless @skip/@include variables
+    # could change which fields it selects): one dict lookup, no walk.
+    known = (_DATABASE_ONLY, role, req.query, req.operationName)
+    if state.plans.get(known):
+        return None
     schema = state.schema(role)
     op: OperationDefinitionNode = prepared.operation
     variables = coerce_variables(schema, prepared, req.variables)
@@ -146,6 +152,8 @@ async def run_remote(
             remote[alias] = field.extensions["svc_remote"]
     rels = has_remote_relationships(state.metadata)
     if not remote and not (rels and strip_relationships(schema, prepared, op)[2]):
+        if "@" not in req.query:
+            state.remember(known, True)
         return None
     if op.operation == OperationType.SUBSCRIPTION:
         raise SvcError(ErrorCode.NOT_SUPPORTED, NOT_SUPPORTED)
