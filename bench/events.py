@@ -160,6 +160,25 @@ async def inserts(url: str, table: str, count: int, concurrency: int, first: int
         return count / (time.monotonic() - started)
 
 
+async def row_cost(db_url: str, rows: int, rounds: int) -> dict[str, float]:
+    """Microseconds per inserted row in one `INSERT … SELECT generate_series` statement,
+    per table (median of `rounds`): the trigger's own cost in Postgres, without HTTP."""
+    conn = await asyncpg.connect(db_url)
+    out: dict[str, list[float]] = {"plain": [], "evt": []}
+    first = 10_000_000
+    try:
+        for _ in range(rounds):
+            for table in ("plain", "evt"):
+                sql = f"INSERT INTO {table} SELECT g, 'x' FROM generate_series($1::int, $2::int) g"
+                started = time.perf_counter()
+                await conn.execute(sql, first, first + rows - 1)
+                out[table].append((time.perf_counter() - started) / rows * 1e6)
+                first += rows
+    finally:
+        await conn.close()
+    return {t: statistics.median(v) for t, v in out.items()}
+
+
 def measure_capture(server: Server, count: int, concurrency: int, rounds: int) -> dict[str, float]:
     rates: dict[str, list[float]] = {"plain": [], "evt": []}
     first = 1_000_000
@@ -193,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             say(f"capture: {args.rounds} rounds of {args.inserts} inserts per table")
             capture = measure_capture(server, args.inserts, args.concurrency, args.rounds)
+            per_row = asyncio.run(row_cost(db, 20_000, args.rounds))
         finally:
             server.stop()
     slower = 1 - capture["evt"] / capture["plain"]
@@ -204,11 +224,16 @@ def main(argv: list[str] | None = None) -> int:
         "inserts_per_s_without_trigger": round(capture["plain"], 1),
         "inserts_per_s_with_trigger": round(capture["evt"], 1),
         "capture_slowdown": round(slower, 4),
+        "row_insert_us_without_trigger": round(per_row["plain"], 2),
+        "row_insert_us_with_trigger": round(per_row["evt"], 2),
         "delivery_target_pass": rate >= 1000,
         "capture_target_pass": slower <= 0.15,
     }
     print(json.dumps(result, indent=2))
     print(f"delivery {rate:.0f} events/s (target >= 1000): {'PASS' if rate >= 1000 else 'FAIL'}")
+    extra = per_row["evt"] - per_row["plain"]
+    rows = f"{per_row['plain']:.1f} -> {per_row['evt']:.1f}"
+    print(f"capture in Postgres: +{extra:.1f} us per row ({rows})")
     verdict = "PASS" if slower <= 0.15 else "FAIL"
     print(f"capture {slower:.1%} slower with a trigger (target <= 15%): {verdict}")
     RESULTS.mkdir(parents=True, exist_ok=True)
