@@ -131,6 +131,10 @@ class Config:
     # (`--live-queries-multiplexed-batch-size`); the reference's defaults.
     live_queries_refetch_interval: int = 1000
     live_queries_batch_size: int = 100
+    # Streaming subscriptions (`x_stream`; `svc.api.live.stream`): the same two settings
+    # for streams (`--streaming-queries-multiplexed-*`), the reference's defaults.
+    streaming_queries_refetch_interval: int = 1000
+    streaming_queries_batch_size: int = 100
     live_queries_skip_idle: str = "off"  # off | mutations | triggers (svc/api/live/watch.py)
     # Issue 18 (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
     # the lowest level of log lines written, and whether `/console` serves GraphiQL.
@@ -187,6 +191,12 @@ class Config:
             ),
             "live_queries_batch_size": _positive(
                 e, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE", 100
+            ),
+            "streaming_queries_refetch_interval": _positive(
+                e, "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL", 1000
+            ),
+            "streaming_queries_batch_size": _positive(
+                e, "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE", 100
             ),
             "live_queries_skip_idle": e.get("SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE") or "off",
             "metrics_secret": e.get("SVC_GRAPHQL_METRICS_SECRET", ""),
