@@ -159,6 +159,20 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         kind=int,
     ),
     Option(
+        "--streaming-queries-multiplexed-refetch-interval",
+        "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL",
+        "milliseconds between two polls of a streaming subscription",
+        default="1000",
+        kind=int,
+    ),
+    Option(
+        "--streaming-queries-multiplexed-batch-size",
+        "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE",
+        "streaming cohorts answered by one statement",
+        default="100",
+        kind=int,
+    ),
+    Option(
         "--live-queries-skip-idle",
         "SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE",
         "skip polls of live queries whose tables saw no write heard from svc's mutations "
