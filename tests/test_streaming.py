@@ -108,7 +108,7 @@ async def engine(url: str, setup: bool = True, **options: Any) -> AsyncIterator[
     config = Config(
         database_url=url,
         log_requests=False,
-        live_queries_refetch_interval=INTERVAL_MS,
+        streaming_queries_refetch_interval=INTERVAL_MS,
         statement_timeout=5.0,
         **options,
     )
@@ -489,7 +489,7 @@ async def test_gql_client_over_websockets(pg_url: str, interface: str) -> None:
         url,
         "--server-interface",
         interface,
-        env={**FEATURE, "SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL": "200"},
+        env={**FEATURE, "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL": "200"},
     )
     try:
         r = server.query({"type": "bulk", "args": STEPS})
@@ -584,3 +584,45 @@ async def _idle_streams(url: str, mode: str) -> None:
             await conn.close()
         assert await inbox.ids() == [6]
         await handle.stop()
+
+
+def test_stream_settings(new_database: Callable[[], str], streaming: None) -> None:
+    run(_stream_settings, new_database())
+
+
+async def _stream_settings(url: str) -> None:
+    """`--streaming-queries-multiplexed-*` set the streams' polling (live queries keep
+    theirs): batch size 1 → one statement per cohort per poll."""
+    env = {
+        "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_REFETCH_INTERVAL": "250",
+        "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE": "7",
+    }
+    config = Config.from_env(env)
+    assert (config.streaming_queries_refetch_interval, config.streaming_queries_batch_size) == (
+        250,
+        7,
+    )
+    assert (config.live_queries_refetch_interval, config.live_queries_batch_size) == (1000, 100)
+    async with engine(url, streaming_queries_batch_size=1) as eng:
+        seen: list[str] = []
+        real = eng.db.query_json
+
+        async def counted(sql: str, args: list[Any], columns: int, timeout: Any = None) -> Any:
+            if "_subs" in sql:
+                seen.append(sql)
+            return await real(sql, args, columns, timeout)
+
+        eng.db.query_json = counted  # type: ignore[method-assign]
+        a, b = Inbox(), Inbox()
+        raw = {"query": STREAM, "variables": {"size": 10, "from": 0}}
+        handles = [
+            await eng.subscribe(raw, "user", user("a"), a.push),
+            await eng.subscribe(raw, "user", user("b"), b.push),
+        ]
+        assert await a.ids() == [1, 3, 4] and await b.ids() == [2, 5]
+        before = len(seen)
+        await asyncio.sleep(10 * INTERVAL_MS / 1000)
+        polls = len(seen) - before
+        assert 14 <= polls <= 22, polls  # two cohorts, one statement each, per interval
+        for h in handles:
+            await h.stop()

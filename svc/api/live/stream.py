@@ -3,8 +3,9 @@ poller: "every cohort of a streaming subscription is associated with a mutable l
 cursor value", re-keyed after each poll).
 
 A streaming subscription runs like a live query (`svc.api.live.poller`: one poller per
-(role, statement, time limit), batches of cohorts per statement, every
-`--live-queries-multiplexed-refetch-interval` ms), with three differences:
+(role, statement, time limit), batches of `--streaming-queries-multiplexed-batch-size`
+cohorts per statement, every `--streaming-queries-multiplexed-refetch-interval` ms, both
+set by `configure_streams`), with these differences:
 
 - a cohort's variables include its cursor (`{"cursor": {"col": "text"}}`); after a poll
   that found rows the cohort moves to the last row's value, and it is filed again under
@@ -24,6 +25,7 @@ A streaming subscription runs like a live query (`svc.api.live.poller`: one poll
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +180,27 @@ class StreamQuery(LiveQuery):
         self._by_id.pop(cohort.id, None)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamSettings:
+    """Seconds between two polls of a stream and cohorts per statement
+    (`--streaming-queries-multiplexed-refetch-interval` / 1000,
+    `--streaming-queries-multiplexed-batch-size`)."""
+
+    interval: float
+    batch_size: int
+
+
+# Per `LiveQueries` (one per engine): the streams' own settings; without an entry streams
+# use the live queries' (an engine not configured through `configure_streams`).
+_SETTINGS: weakref.WeakKeyDictionary[LiveQueries, StreamSettings] = weakref.WeakKeyDictionary()
+
+
+def configure_streams(live: LiveQueries, *, interval: float, batch_size: int) -> None:
+    """Set the polling of the streams `live` holds: `interval` seconds (> 0) between
+    polls, `batch_size` cohorts (>= 1) per statement."""
+    _SETTINGS[live] = StreamSettings(interval, batch_size)
+
+
 def add_stream(
     live: LiveQueries,
     role: str,
@@ -194,13 +217,14 @@ def add_stream(
     key = ("stream", role, statement.sql, timeout)
     query = live.queries.get(key)
     if not isinstance(query, StreamQuery):
+        settings = _SETTINGS.get(live) or StreamSettings(live.interval, live.batch_size)
         query = StreamQuery(
             live.db,
             statement,
             timeout=timeout,
             admin=admin,
-            interval=live.interval,
-            batch_size=live.batch_size,
+            interval=settings.interval,
+            batch_size=settings.batch_size,
             watch=live.watch,  # a skip-idle mode skips streams of unwritten tables too
         )
         live.queries[key] = query
