@@ -27,6 +27,7 @@ from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
 from svc.api.live import LiveHandle, LiveQueries, subscribe
 from svc.api.live.explain import explain_subscription
+from svc.api.live.stream import configure_streams
 from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
 from svc.api.remote_fetch import ensure as ensure_remotes
 from svc.api.response_cache import ResponseCache
@@ -86,6 +87,11 @@ class Engine:
             interval=config.live_queries_refetch_interval / 1000,
             batch_size=config.live_queries_batch_size,
             skip_idle=config.live_queries_skip_idle,
+        )
+        configure_streams(  # x_stream polling (issue 13)
+            self.live,
+            interval=config.streaming_queries_refetch_interval / 1000,
+            batch_size=config.streaming_queries_batch_size,
         )
 
     @classmethod
