@@ -137,8 +137,10 @@ def _handler(server: GraphQLHttp) -> type[BaseHTTPRequestHandler]:
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            # headers and body in one write: two small writes on a kept-alive connection
+            # meet the client's delayed ACK (~40 ms per request)
+            self._headers_buffer.append(b"\r\n" + body)  # type: ignore[attr-defined]
+            self.flush_headers()
 
         def do_GET(self) -> None:
             if self.path == "/hello":
