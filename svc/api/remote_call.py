@@ -93,11 +93,13 @@ async def post_graphql(
     entry: RemoteSchema,
     body: dict[str, Any],
     headers: list[tuple[str, str]],
+    timeout: float | None = None,
 ) -> tuple[Any, OutboundResponse]:
     """POST `body` (`{query, variables?, operationName?}`) to the remote; `(decoded JSON
-    answer, response)`. Raises 500 `unexpected` "HTTP exception occurred while sending
-    the request to <url>" when no answer came (timeout `timeout_seconds`, refused), 400
-    `remote-schema-error` "Invalid response from remote" when the answer is not JSON."""
+    answer, response)`; `timeout` (seconds) overrides the remote's `timeout_seconds`.
+    Raises 500 `unexpected` "HTTP exception occurred while sending the request to <url>"
+    when no answer came (timed out, refused), 400 `remote-schema-error` "Invalid
+    response from remote" when the answer is not JSON."""
     url = remote_url(entry)
     try:
         response = await shared_client().request(
@@ -105,7 +107,7 @@ async def post_graphql(
             url,
             headers=headers,
             content=msgspec.json.encode(body),
-            timeout=entry.definition.timeout,
+            timeout=entry.definition.timeout if timeout is None else timeout,
         )
     except OutboundError as exc:
         raise SvcError(

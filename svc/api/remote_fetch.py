@@ -28,12 +28,12 @@ def _error(message: str) -> SvcError:
     return SvcError(ErrorCode.REMOTE_SCHEMA_ERROR, message, path="$.args")
 
 
-async def introspect(entry: RemoteSchema) -> dict[str, Any]:
+async def introspect(entry: RemoteSchema, timeout: float | None = None) -> dict[str, Any]:
     """The remote's introspection `data` (with `__schema`), checked. Raises 400
     `remote-schema-error` (unreachable, not JSON, errors answered, invalid schema)."""
     try:
         answer, response = await post_graphql(
-            entry, {"query": INTROSPECTION_QUERY}, request_headers(entry)
+            entry, {"query": INTROSPECTION_QUERY}, request_headers(entry), timeout
         )
     except SvcError as exc:
         if exc.code == ErrorCode.REMOTE_SCHEMA_ERROR:
@@ -146,19 +146,31 @@ def _check_implements(obj: dict[str, Any], iface: dict[str, Any]) -> None:
                 )
 
 
-async def fetch(entry: RemoteSchema) -> Introspected:
+async def fetch(entry: RemoteSchema, timeout: float | None = None) -> Introspected:
     """`entry`'s introspection recorded in the registry (an error recorded, not raised)."""
     try:
-        found = Introspected(await introspect(entry))
+        found = Introspected(await introspect(entry, timeout))
     except SvcError as exc:
         found = Introspected(None, exc.message)
     record(entry, found)
     return found
 
 
+# A refresh of every remote (each metadata load: start, sync; `reload_remote_schemas`)
+# waits at most this long for one, whatever its `timeout_seconds`: a hanging remote must
+# not hold a worker's metadata sync for a minute.
+REFRESH_TIMEOUT_S = 10.0
+
+
 async def ensure(md: Metadata, *, refresh: bool = False) -> None:
-    """Introspect every remote of `md` not asked yet (all with `refresh`), concurrently;
-    failures are recorded as inconsistencies (`Introspected.error`)."""
+    """Introspect every remote of `md` not asked yet (all of them, each within
+    `REFRESH_TIMEOUT_S`, with `refresh`), concurrently; failures are recorded as
+    inconsistencies (`Introspected.error`)."""
     todo = [e for e in remote_schemas(md) if refresh or lookup(e) is None]
     if todo:
-        await asyncio.gather(*(fetch(e) for e in todo))
+        await asyncio.gather(
+            *(
+                fetch(e, min(e.definition.timeout, REFRESH_TIMEOUT_S) if refresh else None)
+                for e in todo
+            )
+        )
