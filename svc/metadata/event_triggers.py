@@ -267,7 +267,7 @@ def delete_trigger(md: Metadata, name: str) -> Metadata:
     """`md` without trigger `name`; 400 `not-exists` when there is none."""
     if find_trigger(md, name) is None:
         raise SvcError(
-            ErrorCode.NOT_EXISTS, f'event trigger "{name}" does not exist', path="$.args.name"
+            ErrorCode.NOT_EXISTS, f'event trigger "{name}" does not exist', path="$.args"
         )
     return _without(md, name)
 
@@ -277,7 +277,7 @@ def set_paused(md: Metadata, name: str, paused: bool) -> Metadata:
     found = find_trigger(md, name)
     if found is None:
         raise SvcError(
-            ErrorCode.NOT_EXISTS, f'event trigger "{name}" does not exist', path="$.args.name"
+            ErrorCode.NOT_EXISTS, f'event trigger "{name}" does not exist', path="$.args"
         )
     table, trigger = found
     changed = msgspec.structs.replace(trigger, paused=True if paused else msgspec.UNSET)
