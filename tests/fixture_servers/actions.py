@@ -1,5 +1,6 @@
 """Fixture `actions` (127.0.0.1:5593, FIXTURES.md §6.1): the action handler of the
-conformance corpus, written from the fixture's description.
+conformance corpus, written from the fixture's description; and `actions_remote_join`
+(127.0.0.1:4001, §6.2), the small remote schema an action output may join.
 
 Single-threaded HTTP/1.0; every JSON answer carries exactly `Content-Type:
 application/json` then `Set-Cookie: abcd` and ends when the connection closes. Some routes
@@ -182,22 +183,87 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(400, exc.body)
 
 
-def _bind(port: int, wait_s: float = 120.0) -> HTTPServer:
+def _bind(
+    port: int, handler: type[BaseHTTPRequestHandler] = Handler, wait_s: float = 120.0
+) -> HTTPServer:
     """The server on `port`, waiting while another run of the corpus holds the port."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return HTTPServer(("127.0.0.1", port), Handler)
+            return HTTPServer(("127.0.0.1", port), handler)
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
 
 
+REMOTE_JOIN_PORT = 4001
+REMOTE_JOIN_SDL = """
+interface Communication { id: Int!  msg: String! }
+type Message implements Communication { id: Int!  name: String!  msg: String!  errorMsg: String }
+type Query { hello: String  message(id: Int!): Message }
+"""
+MESSAGES = {
+    1: {"id": 1, "name": "Clarke", "msg": "Welcome to the team, Clarke"},
+    2: {"id": 2, "name": "Alice", "msg": "Welcome to the team, Alice"},
+}
+
+
+def _remote_join_schema() -> Any:
+    """FIXTURES.md §6.2's schema with its resolvers (graphql-core)."""
+    from graphql import build_schema
+
+    schema = build_schema(REMOTE_JOIN_SDL)
+    query = schema.query_type
+    assert query is not None
+    query.fields["hello"].resolve = lambda *_: "world"
+    query.fields["message"].resolve = lambda _, __, id: MESSAGES.get(id)
+
+    def error_msg(*_: Any) -> None:
+        raise ValueError("intentional-error")
+
+    message = schema.get_type("Message")
+    message.fields["errorMsg"].resolve = error_msg  # type: ignore[union-attr]
+    message.is_type_of = lambda value, _: isinstance(value, dict)  # type: ignore[union-attr]
+    return schema
+
+
+class RemoteJoinHandler(BaseHTTPRequestHandler):
+    """`actions_remote_join` (127.0.0.1:4001): a GraphQL server answering as Apollo Server
+    2 does (errors carry only `message`, `locations`, `path`)."""
+
+    schema: Any = None
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        from graphql import graphql_sync
+
+        length = int(self.headers.get("Content-Length") or 0)
+        req = json.loads(self.rfile.read(length) or b"{}")
+        result = graphql_sync(
+            type(self).schema,
+            req.get("query") or "",
+            variable_values=req.get("variables"),
+            operation_name=req.get("operationName"),
+        )
+        body: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            body["errors"] = [
+                {k: v for k, v in e.formatted.items() if k in ("message", "locations", "path")}
+                for e in result.errors
+            ]
+        text = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
+
 @contextlib.contextmanager
-def serve(port: int = PORT) -> Iterator[HTTPServer]:
-    """The `actions` fixture on 127.0.0.1:`port` until the block ends."""
-    server = _bind(port)
+def _running(server: HTTPServer) -> Iterator[HTTPServer]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -205,3 +271,16 @@ def serve(port: int = PORT) -> Iterator[HTTPServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def serve(port: int = PORT) -> Iterator[HTTPServer]:
+    """The `actions` fixture on 127.0.0.1:`port` (and `actions_remote_join` on 4001, with
+    the default port) until the block ends."""
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(_running(_bind(port)))
+        if port == PORT:
+            RemoteJoinHandler.schema = _remote_join_schema()
+            remote = _bind(REMOTE_JOIN_PORT, RemoteJoinHandler)
+            stack.enter_context(_running(remote))
+        yield server
