@@ -15,17 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from graphql import (
     ArgumentNode,
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
-    FragmentSpreadNode,
     GraphQLSchema,
     InlineFragmentNode,
     NameNode,
-    ObjectFieldNode,
-    ObjectValueNode,
+    NullValueNode,
     OperationDefinitionNode,
+    OperationType,
     SelectionSetNode,
     ValueNode,
     ast_from_value,
@@ -39,6 +40,7 @@ from svc.api.remote_call import post_graphql, request_headers
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, find_remote
+from svc.outbound import forwarded
 
 HIDDEN = "__svc_j_"
 
@@ -240,8 +242,6 @@ def _merge(client: Any, fixed: Any) -> Any:
 def _literal(value: Any, type_: Any) -> ValueNode:
     node = ast_from_value(value, type_) if type_ is not None else None
     if node is None:
-        from graphql import NullValueNode
-
         return NullValueNode()
     return node
 
@@ -305,8 +305,6 @@ async def _join(
     sets: dict[str, int] = {}
     calls: list[FieldNode] = []
     placed: list[tuple[dict[str, Any], str, int | None]] = []
-    import msgspec
-
     for obj, alias, nodes, given in items:
         if any(obj.get(f"\0{HIDDEN}{c}") is None for c in rel.svc_fields):
             placed.append((obj, alias, None))
@@ -348,17 +346,20 @@ async def _send(
     frags, names = used_names(calls, work.fragments)
     defs = tuple(d for d in work.op.variable_definitions or () if d.variable.name.value in names)
     op = OperationDefinitionNode(
-        operation=work.op.operation.__class__("query"),
+        operation=OperationType.QUERY,
         variable_definitions=defs,
         directives=(),
         selection_set=SelectionSetNode(selections=tuple(calls)),
     )
-    from graphql import DocumentNode
-
     body: dict[str, Any] = {"query": print_ast(DocumentNode(definitions=(op, *frags)))}
     if names:
         body["variables"] = {k: work.variables.get(k) for k in names}
-    answer, _ = await post_graphql(entry, body, request_headers(entry, work.session, work.client))
+    answer, response = await post_graphql(
+        entry, body, request_headers(entry, work.session, work.client)
+    )
+    for name, value in response.headers:
+        if name == "set-cookie":  # passed to the client, as for remote root fields
+            forwarded.pass_back("Set-Cookie", value)
     errors = answer.get("errors") if isinstance(answer, dict) else None
     if errors or not isinstance(answer, dict):
         raise SvcError(
@@ -368,4 +369,3 @@ async def _send(
     return data if isinstance(data, dict) else {}
 
 
-__all__ = ["HIDDEN", "FragmentSpreadNode", "JoinWork", "ObjectFieldNode", "ObjectValueNode"]
