@@ -367,5 +367,3 @@ async def _send(
         )
     data = answer.get("data")
     return data if isinstance(data, dict) else {}
-
-
