@@ -4,11 +4,13 @@ errors, permissions and the metadata operations' refusals."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websockets
 
 from tests.http_fixture import HttpFixture, Recorded, Reply
 from tests.support import ServerProcess, create_database, free_port
@@ -448,3 +450,31 @@ def test_explain_of_an_action_field_is_refused(srv: ServerProcess) -> None:
     r = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ many { id } }"}})
     assert r.status_code == 400
     assert r.json()["code"] == "not-supported"
+
+
+def test_websocket_operations_forward_the_connections_headers(
+    srv: ServerProcess, hook: HttpFixture
+) -> None:
+    seen: list[Recorded] = []
+
+    def who(req: Recorded) -> Reply:
+        seen.append(req)
+        return Reply(200, b'{"id": 1}')
+
+    hook.route("/who", who)
+
+    async def run() -> Any:
+        url = "ws" + srv.url.removeprefix("http") + "/v1/graphql"
+        async with websockets.connect(url) as ws:  # Apollo graphql-ws (no sub-protocol)
+            init = {"type": "connection_init", "payload": {"headers": {"X-Client": "ws1"}}}
+            await ws.send(json.dumps(init))
+            assert json.loads(await ws.recv())["type"] == "connection_ack"
+            start = {"query": "{ who(id: 1) { id } }"}
+            await ws.send(json.dumps({"id": "1", "type": "start", "payload": start}))
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                if frame.get("type") == "data":
+                    return frame["payload"]
+
+    assert asyncio.run(run()) == {"data": {"who": {"id": 1}}}
+    assert seen[-1].headers["x-client"] == "ws1"

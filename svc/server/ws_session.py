@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import svc.server.ws_protocol as wp
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
+from svc.outbound.forwarded import set_client_headers
 from svc.server.auth import Authenticator, Session
 from svc.server.ws_operations import Operations, Subscriber
 from svc.server.ws_protocol import Protocol as WsProtocol
@@ -245,6 +246,9 @@ class WsSession:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        # Operations start in tasks made from this one: they inherit the headers an
+        # action forwards (issue 16, `forward_client_headers`).
+        set_client_headers({**self.headers, **payload_headers})
         try:
             self.auth = await self.ctx.auth.session({**self.headers, **payload_headers})
         except Exception as exc:
