@@ -378,6 +378,35 @@ def test_mutation_action(srv: ServerProcess, hook: HttpFixture) -> None:
             "parse-failed",
             'env variables starting with "SVC_GRAPHQL_" are not allowed',
         ),
+        (
+            {
+                "type": "create_action",
+                "args": {
+                    "name": "bad-name",
+                    "definition": {"output_type": "UserId", "handler": "http://h"},
+                },
+            },
+            "parse-failed",
+            "bad-name is not valid GraphQL name",
+        ),
+        (
+            {"type": "set_custom_types", "args": {"scalars": [{"name": "__Reserved"}]}},
+            "parse-failed",
+            "__Reserved is not valid GraphQL name: names starting with __ are reserved",
+        ),
+        (
+            {
+                "type": "replace_metadata",
+                "args": {
+                    "version": 2,
+                    "actions": [
+                        {"name": "x y", "definition": {"output_type": "Int", "handler": "http://h"}}
+                    ],
+                },
+            },
+            "invalid-configuration",
+            'Inconsistent object: in action "x y"; x y is not valid GraphQL name',
+        ),
     ],
 )
 def test_metadata_refusals_keep_the_old_metadata(

@@ -20,7 +20,9 @@ from graphql import GraphQLError, ListTypeNode, NonNullTypeNode, TypeNode, parse
 from svc.catalog.introspect import DbCatalog
 from svc.ir.model import Inconsistency, Table
 from svc.metadata.action_model import Action, CustomTypes, ObjectType, TypeRelationship
+from svc.metadata.actions import names_of
 from svc.metadata.model import Metadata, QualifiedName, plain, qualify
+from svc.metadata.names import is_graphql_name, name_message
 
 BUILTIN_SCALARS = frozenset({"Int", "Float", "String", "Boolean", "ID"})
 # Postgres base types an action may name without a table column of that type.
@@ -109,7 +111,8 @@ def build_actions(
     issues: list[Inconsistency] = []
     objects = {o.name: o for o in types.objects or ()}
     relationships: dict[str, tuple[ObjectRelationship, ...]] = {}
-    problem = _types_problem(types, kinds, pg_types)
+    problem = _names_problem(names_of(types=types))
+    problem = problem or _types_problem(types, kinds, pg_types)
     culprit: str | None = None  # `<object>.<relationship>` when one relationship is at fault
     if problem is None:
         problem, culprit = _relationships(objects, tables, relationships)
@@ -127,6 +130,9 @@ def build_actions(
     resolved: dict[str, ResolvedAction] = {}
     for action in md.actions:
         output, reason = _resolve_action(action, kinds, objects, relationships, pg_types)
+        bad_name = _names_problem(names_of(action))
+        if bad_name is not None:
+            output, reason = None, bad_name
         if output is None:
             issues.append(
                 Inconsistency(
@@ -140,6 +146,15 @@ def build_actions(
         else:
             resolved[action.name] = ResolvedAction(action, output)
     return ActionsIr(types, resolved, objects, relationships, tuple(issues))
+
+
+def _names_problem(names: list[tuple[str, str]]) -> str | None:
+    """The first name the schema cannot take (documents that did not come through the
+    operations: `replace_metadata`, the metadata directory)."""
+    for name, _ in names:
+        if not is_graphql_name(name):
+            return name_message(name)
+    return None
 
 
 def _known(name: str, allowed: tuple[str, ...], kinds: dict[str, str], pg: Collection[str]) -> bool:

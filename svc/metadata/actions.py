@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.action_model import Action, ActionDefinition, ActionPermission, CustomTypes
 from svc.metadata.model import Metadata
+from svc.metadata.names import check_name
 from svc.outbound.headers import check_header
 
 
@@ -66,6 +67,37 @@ def check_definition(definition: ActionDefinition, path: str = "$.definition") -
         check_header(header, f"{path}.headers[{i}]")
 
 
+def names_of(
+    action: Action | None = None, types: CustomTypes | None = None
+) -> list[tuple[str, str]]:
+    """Every `(name, JSON path)` an action or the custom types give the schema: action
+    and argument names; type, field, relationship and enum value names."""
+    out: list[tuple[str, str]] = []
+    if action is not None:
+        out.append((action.name, "$.args.name"))
+        for i, arg in enumerate(action.definition.args):
+            out.append((arg.name, f"$.args.definition.arguments[{i}].name"))
+    if types is not None:
+        for kind in ("input_objects", "objects", "scalars", "enums"):
+            for i, item in enumerate(getattr(types, kind) or ()):
+                base = f"$.args.{kind}[{i}]"
+                out.append((item.name, f"{base}.name"))
+                for j, f in enumerate(getattr(item, "fields", ())):
+                    out.append((f.name, f"{base}.fields[{j}].name"))
+                for j, r in enumerate(getattr(item, "relationships", None) or ()):
+                    out.append((r.name, f"{base}.relationships[{j}].name"))
+                for j, v in enumerate(getattr(item, "values", ())):
+                    out.append((v.value, f"{base}.values[{j}].value"))
+    return out
+
+
+def check_names(action: Action | None = None, types: CustomTypes | None = None) -> None:
+    """400 `parse-failed` `<name> is not valid GraphQL name` at the first name that is not
+    one (the reference parses them as GraphQL names)."""
+    for name, path in names_of(action, types):
+        check_name(name, path)
+
+
 def find_action(md: Metadata, name: str) -> Action | None:
     """The action called `name`, if any."""
     return next((a for a in md.actions if a.name == name), None)
@@ -79,6 +111,7 @@ def _missing(name: str) -> SvcError:
 
 def set_custom_types(md: Metadata, types: CustomTypes) -> Metadata:
     """Replace the custom types (an empty set is stored as absent)."""
+    check_names(types=types)
     stored: CustomTypes | UnsetType = UNSET if types == CustomTypes() else types
     return msgspec.structs.replace(md, custom_types=stored)
 
@@ -93,6 +126,7 @@ def create_action(md: Metadata, args: CreateAction) -> Metadata:
         )
     check_definition(args.definition)
     action = Action(args.name, args.definition, args.comment)
+    check_names(action)
     return msgspec.structs.replace(md, actions=(*md.actions, action))
 
 
@@ -105,6 +139,7 @@ def update_action(md: Metadata, args: CreateAction) -> Metadata:
     check_definition(args.definition)
     comment = old.comment if args.comment is UNSET else args.comment
     new = msgspec.structs.replace(old, definition=args.definition, comment=comment)
+    check_names(new)
     return _replace(md, args.name, new)
 
 
