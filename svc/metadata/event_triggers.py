@@ -11,78 +11,31 @@ A table entry keeps its triggers in `event_triggers` in Hasura's export form:
 
 `columns` / `payload` are `"*"` or a list of column names. svc extensions (README):
 `retry_conf.backoff` ("exponential") and `retry_conf.max_interval_sec`; `paused`.
-The table entry stores plain JSON (`TableEntry.event_triggers`); `EventTrigger` is the
-typed view, made with `decode_trigger` (400 `parse-failed` at the bad path).
+The typed trigger (`EventTrigger`, in `svc.metadata.event_trigger_model`) is what a
+table entry's `event_triggers` holds.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata.event_trigger_model import (
+    NAME_PATTERN,
+    OPS,
+    EventTrigger,
+    OpSpec,
+    RetryConf,
+    TriggerDefinition,
+)
 from svc.metadata.model import Metadata, TableEntry, convert_error
 from svc.metadata.qualified import QualifiedName, qualify
 from svc.outbound import HeaderConf, check_header, env_value, parse_template
 
-OPS = ("insert", "update", "delete")
-Columns = str | tuple[str, ...]
-# Postgres trigger names are at most 63 bytes and svc prefixes "notify_svc_" and
-# suffixes "_INSERT": the reference allows 42 characters of [A-Za-z0-9_-].
-_NAME = re.compile(r"^[A-Za-z0-9_\-]{1,42}$")
-
-
-class OpSpec(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One operation's spec: `columns` (listened; `"*"` = all) and `payload` (the columns
-    sent; `"*"`/unset = all)."""
-
-    columns: Columns = "*"
-    payload: Columns | msgspec.UnsetType = msgspec.UNSET
-
-
-class TriggerDefinition(msgspec.Struct, frozen=True):
-    """`definition`: which operations fire and whether `invoke_event_trigger` may."""
-
-    enable_manual: bool = False
-    insert: OpSpec | msgspec.UnsetType = msgspec.UNSET
-    update: OpSpec | msgspec.UnsetType = msgspec.UNSET
-    delete: OpSpec | msgspec.UnsetType = msgspec.UNSET
-
-    def op(self, name: str) -> OpSpec | None:
-        """The spec of operation `name` ("insert", "update", "delete"), None when off."""
-        spec = getattr(self, name)
-        return None if spec is msgspec.UNSET else spec
-
-
-class RetryConf(msgspec.Struct, frozen=True):
-    """`retry_conf` (seconds; defaults are the reference's 0 / 10 / 60). `backoff`
-    ("constant" | "exponential") and `max_interval_sec` are svc extensions."""
-
-    num_retries: int = 0
-    interval_sec: int = 10
-    timeout_sec: int = 60
-    backoff: Literal["constant", "exponential"] | msgspec.UnsetType = msgspec.UNSET
-    max_interval_sec: int | msgspec.UnsetType = msgspec.UNSET
-
-
-class EventTrigger(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One event trigger as stored in its table entry."""
-
-    name: str
-    definition: TriggerDefinition
-    retry_conf: RetryConf = msgspec.field(default_factory=RetryConf)
-    webhook: str | msgspec.UnsetType = msgspec.UNSET
-    webhook_from_env: str | msgspec.UnsetType = msgspec.UNSET
-    headers: tuple[HeaderConf, ...] | msgspec.UnsetType = msgspec.UNSET
-    request_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
-    paused: bool | msgspec.UnsetType = msgspec.UNSET  # svc extension (pause/resume)
-
-    def header_confs(self) -> tuple[HeaderConf, ...]:
-        """The configured headers (none when unset)."""
-        return () if self.headers is msgspec.UNSET else self.headers
+__all__ = ["OPS", "EventTrigger", "OpSpec", "RetryConf", "TriggerDefinition"]
 
 
 class CreateEventTrigger(msgspec.Struct, frozen=True):
@@ -133,18 +86,11 @@ def decode_trigger(obj: Any, path: str = "$") -> EventTrigger:
         raise convert_error(exc, path) from None
 
 
-def trigger_to_obj(trigger: EventTrigger) -> dict[str, Any]:
-    """The stored (export) JSON object of `trigger`."""
-    out: dict[str, Any] = msgspec.to_builtins(trigger)
-    return out
-
-
 def all_triggers(md: Metadata) -> Iterator[tuple[QualifiedName, EventTrigger]]:
-    """`(table, trigger)` for every event trigger of the document, in document order.
-    Raises 400 `parse-failed` for a stored trigger that does not decode."""
-    for t, entry in enumerate(md.tables):
-        for i, obj in enumerate(entry.event_triggers):
-            yield entry.table, decode_trigger(obj, f"$.tables[{t}].event_triggers[{i}]")
+    """`(table, trigger)` for every event trigger of the document, in document order."""
+    for entry in md.tables:
+        for trigger in entry.event_triggers:
+            yield entry.table, trigger
 
 
 def find_trigger(md: Metadata, name: str) -> tuple[QualifiedName, EventTrigger] | None:
@@ -171,7 +117,7 @@ def make_trigger(args: CreateEventTrigger) -> EventTrigger:
     """The trigger `args` describe. Raises 400 `parse-failed`: bad name, no operation
     (the reference's "atleast one amongst insert/update/delete/enable_manual spec must be
     provided" at `$`), not exactly one of `webhook` / `webhook_from_env`, a bad header."""
-    if not _NAME.match(args.name):
+    if not NAME_PATTERN.match(args.name):
         raise SvcError(
             ErrorCode.PARSE_FAILED,
             "event trigger name can only contain alphanumeric, underscore and hyphens "
@@ -224,7 +170,7 @@ def _without(md: Metadata, name: str) -> Metadata:
     """`md` with trigger `name` removed from whichever table holds it."""
     tables = []
     for entry in md.tables:
-        kept = tuple(t for t in entry.event_triggers if t.get("name") != name)
+        kept = tuple(t for t in entry.event_triggers if t.name != name)
         if len(kept) != len(entry.event_triggers):
             entry = msgspec.structs.replace(entry, event_triggers=kept)
         tables.append(entry)
@@ -257,9 +203,7 @@ def create_trigger(
         md = _without(md, args.name)
         entry = md.table(table)
         assert entry is not None
-    new = msgspec.structs.replace(
-        entry, event_triggers=(*entry.event_triggers, trigger_to_obj(trigger))
-    )
+    new = msgspec.structs.replace(entry, event_triggers=(*entry.event_triggers, trigger))
     return _replace_entry(md, table, new)
 
 
@@ -283,9 +227,7 @@ def set_paused(md: Metadata, name: str, paused: bool) -> Metadata:
     changed = msgspec.structs.replace(trigger, paused=True if paused else msgspec.UNSET)
     entry = md.table(table)
     assert entry is not None
-    triggers = tuple(
-        trigger_to_obj(changed) if t.get("name") == name else t for t in entry.event_triggers
-    )
+    triggers = tuple(changed if t.name == name else t for t in entry.event_triggers)
     return _replace_entry(md, table, msgspec.structs.replace(entry, event_triggers=triggers))
 
 
