@@ -21,6 +21,7 @@ from svc.metadata import compat
 from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
 from svc.metadata.cron_triggers import CronTrigger, normalise_all
+from svc.metadata.event_trigger_model import EventTrigger
 from svc.metadata.function_model import ComputedField, TrackedFunction
 from svc.metadata.limits import (
     ApiLimits,
@@ -102,7 +103,7 @@ class TableEntry(msgspec.Struct, frozen=True, omit_defaults=True):
     select_permissions: tuple[SelectPermission, ...] = ()
     update_permissions: tuple[UpdatePermission, ...] = ()
     delete_permissions: tuple[DeletePermission, ...] = ()
-    event_triggers: tuple[JSON, ...] = ()
+    event_triggers: tuple[EventTrigger, ...] = ()  # svc.metadata.event_trigger_model
 
     def relationship(self, name: str) -> Relationship | None:
         """The object or array relationship called `name`, if any."""
