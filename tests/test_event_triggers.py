@@ -341,3 +341,12 @@ def test_replace_and_reload_metadata_keep_capture_in_step(srv, hook, table) -> N
     ok(srv, {"type": "insert", "args": {"table": table, "objects": [{"id": 2}]}})
     with pytest.raises(queue.Empty):
         hook.pop(1.0)
+
+
+def test_replace_metadata_refuses_a_malformed_trigger(srv, hook, table) -> None:
+    exported = ok(srv, {"type": "export_metadata", "args": {}})
+    entry = next(t for t in exported["tables"] if t["table"]["name"] == table)
+    entry["event_triggers"] = [{"name": "bad", "definition": {"insert": {"columns": 5}}}]
+    r = srv.query({"type": "replace_metadata", "args": exported})
+    assert r.status_code == 400 and r.json()["code"] == "parse-failed", r.text
+    assert "event_triggers[0].definition.insert.columns" in r.json()["path"]
