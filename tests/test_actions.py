@@ -390,6 +390,16 @@ def test_mutation_action(srv: ServerProcess, hook: HttpFixture) -> None:
             "bad-name is not valid GraphQL name",
         ),
         (
+            {
+                "type": "set_custom_types",
+                "args": {
+                    "objects": [{"name": "article", "fields": [{"name": "id", "type": "Int"}]}]
+                },
+            },
+            "invalid-configuration",
+            "the following types already exist in the schema: article",
+        ),
+        (
             {"type": "set_custom_types", "args": {"scalars": [{"name": "__Reserved"}]}},
             "parse-failed",
             "__Reserved is not valid GraphQL name: names starting with __ are reserved",

@@ -112,6 +112,7 @@ def build_actions(
     objects = {o.name: o for o in types.objects or ()}
     relationships: dict[str, tuple[ObjectRelationship, ...]] = {}
     problem = _names_problem(names_of(types=types))
+    problem = problem or _clash_problem(types, tables)
     problem = problem or _types_problem(types, kinds, pg_types)
     culprit: str | None = None  # `<object>.<relationship>` when one relationship is at fault
     if problem is None:
@@ -146,6 +147,21 @@ def build_actions(
         else:
             resolved[action.name] = ResolvedAction(action, output)
     return ActionsIr(types, resolved, objects, relationships, tuple(issues))
+
+
+def _clash_problem(types: CustomTypes, tables: dict[QualifiedName, Table]) -> str | None:
+    """Custom objects, inputs and enums named like a table's type (custom scalars may
+    reuse a Postgres scalar's name)."""
+    taken = {t.gql_name for t in tables.values() if t.gql_name}
+    clashes = sorted(
+        item.name
+        for items in (types.objects, types.input_objects, types.enums)
+        for item in items or ()
+        if item.name in taken
+    )
+    if clashes:
+        return "the following types already exist in the schema: " + ", ".join(clashes)
+    return None
 
 
 def _names_problem(names: list[tuple[str, str]]) -> str | None:
