@@ -39,7 +39,7 @@ from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.ir import Inconsistency, Ir, build_ir
-from svc.ir.actions import locate_action
+from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
