@@ -1305,6 +1305,13 @@ def test_role_schema_is_exactly_the_permitted_fields(env: Env, role: str) -> Non
         assert {f["name"] for f in data[table]["fields"]} == _expected_fields(role, table)
         bool_exp = {f["name"] for f in data[f"{table}_bool_exp"]["inputFields"]}
         expected_bool = set(visible_columns(role, table)) | set(visible_rels(role, table))
+        # the reference's `<rel>_aggregate: <target>_aggregate_bool_exp` on array
+        # relationships whose target the role may aggregate
+        expected_bool |= {
+            f"{name}_aggregate"
+            for name, rel in visible_rels(role, table).items()
+            if rel.kind == "array" and aggregations(role, rel.target)
+        }
         assert bool_exp == expected_bool | {"_and", "_or", "_not"}
         order_by = {f["name"] for f in data[f"{table}_order_by"]["inputFields"]}
         assert order_by == _expected_order_by(role, table)
