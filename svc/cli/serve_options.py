@@ -81,6 +81,12 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         "comma-separated: graphql,metadata,config,pgdump",
     ),
     Option(
+        "--enable-remote-schema-permissions",
+        "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS",
+        "roles see remote schemas only through their remote schema permissions",
+        switch=True,
+    ),
+    Option(
         "--stringify-numeric-types",
         "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES",
         "return bigint, numeric and double precision values as strings",

@@ -23,6 +23,8 @@ CORPUS_ENV: dict[str, str] = {
     "REMOTE_SCHEMAS_WEBHOOK_DOMAIN": "http://127.0.0.1:5000",
     "SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES": "true",
     "SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "streaming_subscriptions",
+    # remote_schemas/permissions/ needs it; the other remote cases pass with it as well
+    "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS": "true",
 }
 
 
