@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import ContextVar
 
-_CLIENT_HEADERS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar(
-    "svc_client_headers", default=()
+_CLIENT_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar(
+    "svc_client_headers", default=None
 )
 
 
@@ -26,7 +26,7 @@ _RESPONSE_HEADERS: ContextVar[list[tuple[str, str]] | None] = ContextVar(
 def set_client_headers(headers: Mapping[str, str]) -> None:
     """Record the request's headers (lower-case names) for the current task, and start
     its list of headers to pass back."""
-    _CLIENT_HEADERS.set(tuple(headers.items()))
+    _CLIENT_HEADERS.set(headers)  # not copied: on every request's path, rarely read
     _RESPONSE_HEADERS.set(None)
 
 
@@ -48,4 +48,5 @@ def passed_back() -> list[tuple[str, str]]:
 
 def client_headers() -> list[tuple[str, str]]:
     """The current request's headers as `(name, value)` pairs (empty outside one)."""
-    return list(_CLIENT_HEADERS.get())
+    found = _CLIENT_HEADERS.get()
+    return list(found.items()) if found is not None else []
