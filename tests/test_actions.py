@@ -517,3 +517,21 @@ def test_websocket_operations_forward_the_connections_headers(
 
     assert asyncio.run(run()) == {"data": {"who": {"id": 1}}}
     assert seen[-1].headers["x-client"] == "ws1"
+
+
+def test_a_mixed_request_counts_once_against_a_rate_limit(
+    srv: ServerProcess, hook: HttpFixture
+) -> None:
+    hook.route("/who", reply({"id": 1}))
+    limit = {"max_reqs_per_min": 2, "unique_params": ["x-svc-user-id"]}
+    r = srv.query({"type": "set_api_limits", "args": {"rate_limit": {"global": limit}}})
+    assert r.status_code == 200, r.text
+    try:
+        as_user = {"X-Svc-Role": "user", "X-Svc-User-Id": "77"}
+        query = "{ user { id } who(id: 1) { id } }"
+        for _ in range(2):
+            assert srv.graphql(query, headers=as_user) == {"data": {"user": [], "who": {"id": 1}}}
+        refused = srv.graphql(query, headers=as_user)
+        assert refused["errors"][0]["extensions"]["code"] == "rate-limit-exceeded"
+    finally:
+        assert srv.query({"type": "remove_api_limits", "args": {}}).status_code == 200

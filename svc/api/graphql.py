@@ -474,15 +474,17 @@ class GraphQLService:
         allow_text: str | None = None,
         body: bytes | None = None,
         client: str | None = None,
+        counted: bool = False,
     ) -> bytes:
         """The `{"data": …}` body of one request; raises `SvcError`. With the allow-list
         enabled a non-admin request must be listed (`allow_text`, default the query, is
         the text compared: a REST endpoint's stored text). A query whose request bytes
         `body` are given is remembered for `answer_again`. The role's API limits apply
-        (`svc.api.limits`: rate first, then depth, nodes and introspection of the cached
-        document), all before any database round trip."""
+        (`svc.api.limits`: rate first, unless the request was `counted` already, then
+        depth, nodes and introspection of the cached document), all before any database
+        round trip."""
         limits = self.limits(state, role)
-        if limits.rate is not None:
+        if limits.rate is not None and not counted:
             self.count(role, limits, session, client)
         if self.allowlist and not is_admin(role):
             check_allowed(state, role, req.query if allow_text is None else allow_text)

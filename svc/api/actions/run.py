@@ -90,9 +90,9 @@ async def run_with_actions(
         text, used = _derived(op, prepared.fragments, others)
         raw = {k: v for k, v in (req.variables or {}).items() if k in used}
         derived = GraphQLRequest(text, raw, req.operationName)
-        # The request was admitted (rate, allow-list) as a whole: the allow-list compares
-        # its own text.
-        body = await service.run(state, role, session, derived, allow_text=req.query)
+        # The request was admitted (rate, allow-list) as a whole: not counted again, and
+        # the allow-list compares its own text.
+        body = await service.run(state, role, session, derived, allow_text=req.query, counted=True)
         answers.update(_decode(body)["data"])
     projector = Projector(schema, prepared.fragments, variables)
     session_vars = _session(session, role)
