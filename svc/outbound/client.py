@@ -146,19 +146,31 @@ class OutboundClient:
         headers: HeaderPairs = (),
         content: bytes | None = None,
         timeout: float | None = None,
+        without: Sequence[str] = (),
     ) -> OutboundResponse:
         """Send one request and read the whole answer (any status is an answer).
 
         `headers`: pairs or a dict, str (ASCII/latin-1) or bytes; `timeout`: seconds per
-        phase for this call (None: the client's). Raises `OutboundError` (see its kinds).
+        phase for this call (None: the client's); `without`: header names not to send,
+        the client's own included (`User-Agent`; an event trigger's request transform
+        removes headers). Raises `OutboundError` (see its kinds).
         """
         limit = self.timeout if timeout is None else timeout
         phases = httpx.Timeout(limit, connect=min(self.connect_timeout, limit))
         started = time.perf_counter()
         try:
-            response = await self._http().request(
-                method, url, headers=headers, content=content, timeout=phases
-            )
+            http = self._http()
+            if without:
+                request = http.build_request(
+                    method, url, headers=headers, content=content, timeout=phases
+                )
+                for name in without:
+                    request.headers.pop(name, None)
+                response = await http.send(request)
+            else:
+                response = await http.request(
+                    method, url, headers=headers, content=content, timeout=phases
+                )
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise OutboundError(_kind(exc), url, str(exc) or type(exc).__name__) from exc
         elapsed = time.perf_counter() - started
