@@ -102,3 +102,20 @@ def test_exponential_backoff_is_capped_with_jitter() -> None:
     assert 4 <= policy.interval(3) <= 8
     assert 5 <= policy.interval(9) <= 10
     assert RetryPolicy(interval_sec=2).interval(9) == 2
+
+
+async def test_without_removes_the_clients_user_agent(hook: WebhookRecorder) -> None:
+    client = OutboundClient()
+    result = await deliver(
+        hook.url("/t"),
+        [("X-Keep", "1")],
+        {},
+        tries=1,
+        policy=POLICY,
+        client=client,
+        without=("user-agent",),
+    )
+    got = hook.pop()
+    assert result.outcome == "success"
+    assert "user-agent" not in got.headers and got.headers["x-keep"] == "1"
+    await client.close()

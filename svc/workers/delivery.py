@@ -123,17 +123,23 @@ async def deliver(
     idempotency_key: str | None = None,
     log_version: str = "2",
     client: OutboundClient | None = None,
+    without: Sequence[str] = (),
 ) -> DeliveryResult:
     """POST `payload` (JSON-encodable, or bytes already encoded) to `url` with
     `Content-Type: application/json`, the configured `headers` (resolved `(name,
     value)` pairs; the user agent is the outbound client's `svc/<version>`) and, when
     given, `Idempotency-Key: <idempotency_key>`; `tries` counts attempts including
-    this one (1 for the first). Never raises for a failed call: a timeout or
-    connection failure is a failed attempt logged as `client_error`."""
+    this one (1 for the first); `without`: header names not to send (a request
+    transform's `remove_headers`, the client's `User-Agent` included). Never raises
+    for a failed call: a timeout or connection failure is a failed attempt logged as
+    `client_error`."""
     body = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
     sent = [("Content-Type", "application/json"), *headers]
     if idempotency_key is not None:
         sent.append(("Idempotency-Key", idempotency_key))
+    if without:
+        gone = {name.lower() for name in without}
+        sent = [(k, v) for k, v in sent if k.lower() not in gone]
     request_log = {
         "payload": msgspec.json.decode(body),
         "headers": _headers_log(sent),
@@ -143,7 +149,7 @@ async def deliver(
     started = time.perf_counter()
     try:
         answer = await http.request(
-            "POST", url, headers=sent, content=body, timeout=policy.timeout_sec
+            "POST", url, headers=sent, content=body, timeout=policy.timeout_sec, without=without
         )
     except OutboundError as exc:
         message = f"{exc.message}: {exc.detail}" if exc.detail else exc.message

@@ -159,10 +159,11 @@ async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
         headers = resolve_headers(trigger.header_confs())
     except SvcError as exc:
         return _failed_resolution(exc, body, tries, policy)
-    body, headers = apply_transform(trigger.request_transform, body, headers)
+    body, headers, removed = apply_transform(trigger.request_transform, body, headers)
     payload = _encode.encode(body)
+    key = str(row["id"])
     return await deliver(
-        url, headers, payload, tries=tries, policy=policy, idempotency_key=str(row["id"])
+        url, headers, payload, tries=tries, policy=policy, idempotency_key=key, without=removed
     )
 
 

@@ -22,13 +22,7 @@ from tests.webhook_recorder import WebhookRecorder
 
 SCENARIO_DIR = CORPUS / "event_triggers" / "scenarios"
 # Known failures, with why.
-KNOWN = {
-    "event_triggers/scenarios/transform.yaml::basic": (
-        "request_transform remove_headers cannot remove the User-Agent the shared outbound "
-        "client sets on every request (svc/outbound/client.py); body, query_params and "
-        "add_headers are applied"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 def scenario_ids() -> list[tuple[str, str, str]]:
