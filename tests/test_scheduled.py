@@ -265,7 +265,10 @@ def test_dead_retries_error_logs_and_listing(srv: ServerProcess, hook: WebhookRe
                 "args": [
                     one_off(hook.url("/old"), "2020-01-01T00:00:00Z"),
                     one_off(hook.url("/fail"), now, retry_conf=retry),
-                    one_off(hook.url("/fine"), now.replace(tzinfo=None).isoformat()),
+                    one_off(
+                        hook.url("/fine"),
+                        (now + timedelta(seconds=1)).replace(tzinfo=None).isoformat(),
+                    ),
                 ],
             },
         )

@@ -83,6 +83,16 @@ INSERT_CRON_EVENTS_SQL = (
     "SELECT $1::text, t::timestamptz FROM unnest($2::text[]) AS t "
     "ON CONFLICT (trigger_name, scheduled_time) DO NOTHING"
 )
+# The same, only while the stored metadata has the trigger (the delivery worker's top-up:
+# a trigger deleted while one of its events was in flight gets no new events).
+INSERT_CRON_EVENTS_IF_STORED_SQL = (
+    "INSERT INTO hdb_catalog.hdb_cron_events (trigger_name, scheduled_time) "
+    "SELECT $1::text, t::timestamptz FROM unnest($2::text[]) AS t "
+    "WHERE EXISTS (SELECT 1 FROM hdb_catalog.hdb_metadata m, "
+    "json_array_elements(coalesce(m.metadata->'cron_triggers', '[]')) AS c "
+    "WHERE c->>'name' = $1::text) "
+    "ON CONFLICT (trigger_name, scheduled_time) DO NOTHING"
+)
 # Undelivered future events (`count`) and the latest time stored (`max`, any status),
 # from which the generator continues.
 CRON_HORIZON_SQL = (

@@ -18,6 +18,7 @@ from typing import Any
 from svc.catalog.scheduled import (
     CRON_HORIZON_SQL,
     DROP_CRON_EVENTS_SQL,
+    INSERT_CRON_EVENTS_IF_STORED_SQL,
     INSERT_CRON_EVENTS_SQL,
 )
 from svc.metadata.cron_triggers import CronTrigger, schedule_times
@@ -30,11 +31,15 @@ def _parse(text: str) -> datetime:
     return datetime.fromisoformat(text.replace(" ", "T"))
 
 
-async def top_up(conn: Any, trigger: CronTrigger, now: datetime | None = None) -> int:
+async def top_up(
+    conn: Any, trigger: CronTrigger, now: datetime | None = None, *, if_stored: bool = False
+) -> int:
     """Store the next times of `trigger` until it has `KEEP` undelivered future events;
     returns how many times were computed (rows another process stored first are
     skipped). `conn`: an asyncpg connection (in the caller's transaction, if any); `now`:
-    an aware UTC datetime, default the current time."""
+    an aware UTC datetime, default the current time; `if_stored`: store nothing unless
+    the stored metadata still has the trigger (the delivery worker, outside any
+    metadata transaction)."""
     now = now or datetime.now(UTC)
     row = await conn.fetchrow(CRON_HORIZON_SQL, trigger.name)
     missing = KEEP - int(row[0])
@@ -42,7 +47,8 @@ async def top_up(conn: Any, trigger: CronTrigger, now: datetime | None = None) -
         return 0
     after = now if row[1] is None else max(now, _parse(row[1]))
     times = schedule_times(trigger.schedule, after, missing)
-    await conn.execute(INSERT_CRON_EVENTS_SQL, trigger.name, [t.isoformat() for t in times])
+    insert = INSERT_CRON_EVENTS_IF_STORED_SQL if if_stored else INSERT_CRON_EVENTS_SQL
+    await conn.execute(insert, trigger.name, [t.isoformat() for t in times])
     return len(times)
 
 

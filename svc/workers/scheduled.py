@@ -174,7 +174,7 @@ async def _orphan(db: Database, row: CronRow) -> None:
 
 async def _top_up(db: Database, trigger: CronTrigger) -> None:
     async with db.pool.acquire() as conn:
-        await top_up(conn, trigger)
+        await top_up(conn, trigger, if_stored=True)
 
 
 def one_off_handler(db: Database) -> Callable[[Claimed], Any]:
