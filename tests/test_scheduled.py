@@ -329,3 +329,24 @@ def test_cron_every_second_delivers_its_body(srv: ServerProcess, hook: WebhookRe
     hook.drain()
     time.sleep(1.5)
     assert hook.count() == 0  # deleted: nothing more is delivered
+
+
+def test_delete_with_an_event_in_flight_leaves_no_events(
+    srv: ServerProcess, hook: WebhookRecorder
+) -> None:
+    """A trigger deleted while one of its events is being delivered: that event finishes,
+    and the worker's top-up afterwards stores nothing for the deleted trigger."""
+    hook.drain()
+    ok(srv, cron("inflight", hook.url("/block"), "* * * * * *"))
+    deadline = time.monotonic() + 10
+    in_flight = "select count(*) from hdb_catalog.hdb_cron_events where trigger_name = 'inflight'"
+    while sql(srv, in_flight + " and locked is not null") == [["0"]]:
+        assert time.monotonic() < deadline, "no event was claimed"
+        time.sleep(0.1)
+    ok(srv, {"type": "delete_cron_trigger", "args": {"name": "inflight"}})
+    hook.unblock()
+    hook.pop(within=10)
+    time.sleep(2)
+    left = sql(srv, in_flight + " and status = 'scheduled'")
+    assert left == [["0"]]
+    hook.rules["/block"].block = False
