@@ -19,6 +19,8 @@ from tests.fixture_servers import CORPUS_ENV, remote_graphql, remote_node
 from tests.http_fixture import HttpFixture, Reply
 from tests.support import ServerProcess, create_database, free_port
 
+# The corpus environment without remote schema permissions: every role sees every remote.
+OPEN_ENV = {k: v for k, v in CORPUS_ENV.items() if "REMOTE_SCHEMA_PERMISSIONS" not in k}
 HELLO = "http://localhost:5000/hello-graphql"
 
 
@@ -35,7 +37,7 @@ def remotes() -> Iterator[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def srv(pg_url: str, remotes: dict[str, Any]) -> Iterator[ServerProcess]:
     """One svc server with the corpus environment."""
-    server = ServerProcess(create_database(pg_url), env=CORPUS_ENV)
+    server = ServerProcess(create_database(pg_url), env=OPEN_ENV)
     try:
         yield server
     finally:
@@ -274,14 +276,14 @@ def test_remote_fields_refused_where_only_sql_runs(srv: ServerProcess) -> None:
 
 def test_remote_down_at_start(pg_url: str, remotes: dict[str, Any]) -> None:
     database = create_database(pg_url)
-    first = ServerProcess(database, env=CORPUS_ENV)
+    first = ServerProcess(database, env=OPEN_ENV)
     try:
         add(first, "flaky", "http://localhost:5991/hello-graphql")
     finally:
         first.stop()
     remotes["graphql_5991"].stop()
     try:
-        second = ServerProcess(database, env=CORPUS_ENV)  # starts although the remote is down
+        second = ServerProcess(database, env=OPEN_ENV)  # starts although the remote is down
         try:
             issues = q(second, {"type": "get_inconsistent_metadata", "args": {}})
             assert issues["is_consistent"] is False
