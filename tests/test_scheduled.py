@@ -298,8 +298,11 @@ def test_dead_retries_error_logs_and_listing(srv: ServerProcess, hook: WebhookRe
             "args": {"type": "one_off", "limit": 1, "offset": 1, "get_rows_count": True},
         },
     )
-    assert page["count"] == 3 and [e["id"] for e in page["events"]] == [ids[1]]
-    assert page["events"][0]["status"] == "error"
+    listing = ok(srv, {"type": "get_scheduled_events", "args": {"type": "one_off"}})
+    in_order = [e["id"] for e in listing["events"]]
+    assert sorted(in_order) == sorted(ids)
+    assert page["count"] == 3 and [e["id"] for e in page["events"]] == in_order[1:2]
+    assert {e["id"]: e["status"] for e in listing["events"]}[ids[1]] == "error"
     dead = ok(
         srv, {"type": "get_scheduled_events", "args": {"type": "one_off", "status": ["dead"]}}
     )
