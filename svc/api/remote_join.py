@@ -37,10 +37,13 @@ from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_argument_values
 
 from svc.api.remote_call import post_graphql, request_headers
+from svc.api.remote_translate import Translation
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, find_remote
 from svc.outbound import forwarded
+from svc.schema.remote_custom import Customization
+from svc.schema.remote_registry import lookup
 
 HIDDEN = "__svc_j_"
 
@@ -156,7 +159,7 @@ class JoinWork:
     op: OperationDefinitionNode
     session: dict[str, str]
     client: list[tuple[str, str]] | None
-    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode], Any]] = field(
+    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode], Any, Any]] = field(
         default_factory=list
     )
 
@@ -172,10 +175,10 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
     for alias, nodes in fields.items():
         rel = _rel_of(parent, nodes[0].name.value)
         if rel is not None:
-            given = get_argument_values(
-                parent.fields[nodes[0].name.value], nodes[0], work.variables
-            )
-            work.found.append((value, alias, rel, nodes, given))
+            fdef = parent.fields[nodes[0].name.value]
+            given = get_argument_values(fdef, nodes[0], work.variables)
+            remote = fdef.extensions.get("svc_remote_schema")
+            work.found.append((value, alias, rel, nodes, given, remote))
             continue
         fdef = parent.fields.get(nodes[0].name.value)
         sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
@@ -205,13 +208,13 @@ async def stitch(
             data.get(alias),
             SelectionSetNode(selections=tuple(sub)),
         )
-    groups: dict[tuple[Any, ...], tuple[RemoteRelationship, list[Any]]] = {}
-    for obj, alias, rel, nodes, given in work.found:
+    groups: dict[tuple[Any, ...], tuple[RemoteRelationship, Any, list[Any]]] = {}
+    for obj, alias, rel, nodes, given, remote in work.found:
         shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
         key = (rel.table, rel.name, shape)
-        groups.setdefault(key, (rel, []))[1].append((obj, alias, nodes, given))
-    for rel, items in groups.values():
-        await _join(state, work, rel, items)
+        groups.setdefault(key, (rel, remote, []))[2].append((obj, alias, nodes, given))
+    for rel, remote, items in groups.values():
+        await _join(state, work, rel, _translation(state, rel, remote), items)
     for obj, *_ in work.found:
         for k in [k for k in obj if k.startswith("\0")]:
             del obj[k]
@@ -257,19 +260,43 @@ def _field_chain(rel: RemoteRelationship) -> list[tuple[str, dict[str, Any]]]:
     return chain
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where one relationship's calls go: the remote as the role sees it (customized
+    names, the relationship field's `svc_remote_schema`) and, for a customized remote, the
+    `Translation` into the remote's own names (`svc.api.remote_translate`)."""
+
+    schema: GraphQLSchema
+    tr: Translation | None
+
+
+def _translation(state: Any, rel: RemoteRelationship, remote: Any) -> Target:
+    entry = find_remote(state.metadata, rel.remote_schema)
+    if entry is None:
+        raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
+    custom = Customization.of(entry)
+    found = lookup(entry)
+    if custom is None or found is None or found.data is None:
+        return Target(remote, None)
+    names = [t["name"] for t in found.data["__schema"]["types"]]
+    return Target(remote, Translation(remote, custom, custom.original_types(names)))
+
+
 def _call_field(
-    work: JoinWork,
+    target: Target,
     rel: RemoteRelationship,
     args_per_level: list[Any],
     nodes: list[FieldNode],
     alias: str,
 ) -> FieldNode:
-    """`alias: f(args) { g(args) { <selection> } }` for one argument set."""
+    """`alias: f(args) { g(args) { <selection> } }` for one argument set, in the remote's
+    own names (deeper levels aliased to their customized names when those differ)."""
     chain = _field_chain(rel)
-    parent: Any = work.schema.query_type
+    parent: Any = target.schema.query_type
     levels = []
     for (name, _), args in zip(chain, args_per_level, strict=True):
-        fdef = get_named_type(parent).fields[name]
+        named = get_named_type(parent)
+        fdef = named.fields[name]
         arg_nodes = tuple(
             ArgumentNode(
                 name=NameNode(value=k),
@@ -277,14 +304,18 @@ def _call_field(
             )
             for k, v in (args or {}).items()
         )
-        levels.append((name, arg_nodes))
+        sent = target.tr.original_field(named.name, name) if target.tr else name
+        levels.append((name, sent, arg_nodes))
         parent = fdef.type
     sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
     inner = SelectionSetNode(selections=tuple(sub)) if sub else None
-    for i, (name, arg_nodes) in reversed(list(enumerate(levels))):
+    if target.tr is not None:
+        inner = target.tr.selection(inner, get_named_type(parent))
+    for i, (name, sent, arg_nodes) in reversed(list(enumerate(levels))):
+        key = alias if i == 0 else name
         inner_node = FieldNode(
-            alias=NameNode(value=alias) if i == 0 else None,
-            name=NameNode(value=name),
+            alias=NameNode(value=key) if key != sent else None,
+            name=NameNode(value=sent),
             arguments=arg_nodes,
             directives=(),
             selection_set=inner,
@@ -298,6 +329,7 @@ async def _join(
     state: Any,
     work: JoinWork,
     rel: RemoteRelationship,
+    target: Target,
     items: list[tuple[dict[str, Any], str, list[FieldNode], Any]],
 ) -> None:
     """One remote call answering every occurrence in `items`."""
@@ -314,11 +346,11 @@ async def _join(
         key = msgspec.json.encode(args).decode()
         if key not in sets:
             sets[key] = len(calls)
-            calls.append(_call_field(work, rel, args, nodes, f"f{len(calls)}"))
+            calls.append(_call_field(target, rel, args, nodes, f"f{len(calls)}"))
         placed.append((obj, alias, sets[key]))
     answers: dict[str, Any] = {}
     if calls:
-        answers = await _send(state, work, rel, calls)
+        answers = await _send(state, work, rel, target.tr, calls)
     for obj, alias, n in placed:
         if n is None:
             obj[alias] = None
@@ -336,8 +368,14 @@ def _descend(value: Any, name: str) -> Any:
 
 
 async def _send(
-    state: Any, work: JoinWork, rel: RemoteRelationship, calls: list[FieldNode]
+    state: Any,
+    work: JoinWork,
+    rel: RemoteRelationship,
+    tr: Translation | None,
+    calls: list[FieldNode],
 ) -> dict[str, Any]:
+    """Send `calls` (in the remote's names) as one query; the answer's `data`, with
+    `__typename` values customized back when `tr` is given."""
     from svc.api.remote_exec import used_names
 
     entry = find_remote(state.metadata, rel.remote_schema)
@@ -345,6 +383,9 @@ async def _send(
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
     frags, names = used_names(calls, work.fragments)
     defs = tuple(d for d in work.op.variable_definitions or () if d.variable.name.value in names)
+    if tr is not None:
+        frags = [tr.fragment(f) for f in frags]
+        defs = tuple(tr.variable(d) for d in defs)
     op = OperationDefinitionNode(
         operation=OperationType.QUERY,
         variable_definitions=defs,
@@ -366,4 +407,6 @@ async def _send(
             ErrorCode.UNEXPECTED, "Errors from remote server", internal={"errors": errors}
         )
     data = answer.get("data")
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return tr.forward(data) if tr is not None else data

@@ -75,7 +75,7 @@ class Translation:
             self.typenames.add(key)
             return node
         parent_name = get_named_type(parent).name if parent is not None else ""
-        original = self._original_field(self.original(parent_name), name)
+        original = self.original_field(parent_name, name)
         fdef = getattr(get_named_type(parent), "fields", {}).get(name) if parent else None
         inner = get_named_type(fdef.type) if fdef is not None else None
         alias = node.alias if original == name else NameNode(value=key)
@@ -87,8 +87,9 @@ class Translation:
             selection_set=self.selection(node.selection_set, inner),
         )
 
-    def _original_field(self, parent: str, name: str) -> str:
-        rule = self.custom.field_rules.get(parent)
+    def original_field(self, parent: str, name: str) -> str:
+        """The remote's own name of field `name` of customized type `parent`."""
+        rule = self.custom.field_rules.get(self.original(parent))
         if rule is None:
             return name
         for orig, new in rule.mapping.items():

@@ -250,7 +250,8 @@ def _add_relationships(
                 partial = _partial(a.type, fixed[n], suffix)
                 if partial is not None:
                     args[n] = GraphQLArgument(partial, a.default_value)
-        ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel}
+        # the remote as this role sees it, in customized names: what execution sends in
+        ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel, "svc_remote_schema": part.schema}
         obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
         # The reference lists the fields of a type with remote relationships by name.
         ordered = sorted(obj.fields.items())
