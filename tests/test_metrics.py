@@ -75,12 +75,21 @@ def test_counters_move_by_what_was_sent(srv: ServerProcess) -> None:
         for _ in range(2):
             bad = c.post("/v1/graphql", json={"query": "{ no_such_field }"}).json()
             assert bad["errors"][0]["extensions"]["code"] == "validation-failed"
-    after = scrape(srv)
+    ok = {"endpoint": "/v1/graphql", "status": "200"}
+    # Each worker adds its counts to the shared values every 2 s (and the scraped one at
+    # once): within 5 s every request is counted, whichever worker answered it.
+    deadline = time.monotonic() + 5
+    while True:
+        after = scrape(srv)
+        total = value(after, "svc_http_requests_total", operation_type="query", **ok)
+        if total - value(before, "svc_http_requests_total", operation_type="query", **ok) >= n + 2:
+            break
+        assert time.monotonic() < deadline, "requests not counted within 5 s"
+        time.sleep(0.2)
 
     def moved(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
 
-    ok = {"endpoint": "/v1/graphql", "status": "200"}
     assert moved("svc_http_requests_total", operation_type="query", **ok) == n + 2
     assert moved("svc_http_requests_total", operation_type="mutation", **ok) == 3
     q = {"endpoint": "/v1/graphql", "operation_type": "query"}
