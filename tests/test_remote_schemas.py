@@ -313,3 +313,26 @@ def test_forwarded_client_headers_and_cookies(srv: ServerProcess) -> None:
     assert resp.json() == {"data": {"hello": "Hello me"}}
     assert resp.headers.get("set-cookie") == "abcd"
     assert "custom-header" not in resp.headers
+
+
+def test_customization_making_an_invalid_schema_is_refused(srv: ServerProcess) -> None:
+    """Renaming `Message.id` but not its interface's `Communication.id` cannot be served:
+    the operation is refused (400 remote-schema-error) and the old metadata keeps
+    answering, instead of every later request failing to build a schema."""
+    q(srv, {"type": "clear_metadata", "args": {}})
+    before = q(srv, {"type": "export_metadata", "args": {}})
+    custom = {"field_names": [{"parent_type": "Message", "prefix": "m_"}]}
+    refused = add(srv, "node", "http://localhost:4000", 400, customization=custom)
+    assert refused["code"] == "remote-schema-error", refused
+    assert "Communication.id" in refused["error"], refused
+    assert q(srv, {"type": "export_metadata", "args": {}}) == before
+    assert gql(srv, "{ __typename }") == {"data": {"__typename": "query_root"}}
+    # the same remote without that customization is accepted and then updated to it: refused
+    add(srv, "node", "http://localhost:4000")
+    definition = {"url": "http://localhost:4000", "customization": custom}
+    update = {"name": "node", "definition": definition}
+    refused = q(srv, {"type": "update_remote_schema", "args": update}, 400)
+    assert refused["code"] == "remote-schema-error", refused
+    assert gql(srv, "{ message(id: 1) { id msg } }") == {
+        "data": {"message": {"id": 1, "msg": "You win!"}}
+    }

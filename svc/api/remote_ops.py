@@ -18,12 +18,14 @@ from typing import Any
 from graphql import (
     GraphQLSchema,
     build_client_schema,
+    validate_schema,
 )
 
 from svc.api.remote_fetch import ensure, fetch, introspect
 from svc.api.remote_rel_ops import delete_remote_relationship, following_renames, relationship_op
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
+from svc.metadata.model import Metadata
 from svc.schema import build_schema
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
@@ -96,6 +98,24 @@ def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
             )
 
 
+def _check_merged(ctx: Any, md: Metadata) -> None:
+    """400 `remote-schema-error` when the admin schema with `md`'s remotes (introspections
+    already recorded) is not a valid GraphQL schema, e.g. a `field_names` customization
+    renaming an interface's field in one implementing type only: refused here, the old
+    metadata keeps serving, rather than every later request failing to build a schema."""
+    try:
+        merged = merge_remotes(build_schema(ctx.ir, "admin"), md, "admin")
+        errors: list[Exception] = list(validate_schema(merged))
+    except (TypeError, ValueError, KeyError) as exc:
+        errors = [exc]
+    if errors:
+        raise SvcError(
+            ErrorCode.REMOTE_SCHEMA_ERROR,
+            f"Inconsistent object: the remote schema makes an invalid GraphQL schema: {errors[0]}",
+            path="$.args",
+        )
+
+
 async def add_remote_schema(ctx: Any, body: Any) -> Any:
     """Introspect, check for clashes, then store the remote schema."""
     md = rs.add_remote_schema(ctx.metadata, body.args)
@@ -104,6 +124,7 @@ async def add_remote_schema(ctx: Any, body: Any) -> Any:
     data = await introspect(entry)
     _conflicts(ctx, entry, data)
     record(entry, Introspected(data))
+    _check_merged(ctx, md)
     ctx.commit(md)
     return SUCCESS
 
@@ -117,6 +138,7 @@ async def update_remote_schema(ctx: Any, body: Any) -> Any:
     for perm in rs.find_remote(md, entry.name).permissions or ():  # type: ignore[union-attr]
         check_subset(str(perm.definition.get("schema", "")), data)
     record(entry, Introspected(data))
+    _check_merged(ctx, md)
     ctx.commit(md)
     return SUCCESS
 
