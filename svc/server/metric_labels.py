@@ -26,6 +26,9 @@ GRAPHQL_ENDPOINTS = ("/v1/graphql", "/v1alpha1/graphql")
 _ERROR_CODE = re.compile(rb'"code"\s*:\s*"([A-Za-z0-9_-]{1,64})"')
 _FIRST_WORD = re.compile(r"[A-Za-z_{]\w*|\{")
 _ANY_OPERATION = re.compile(r"\b(mutation|subscription)\b")
+_PLAIN_START = re.compile(
+    rb'[ \t\r\n]*:[ \t\r\n]*"[ ,]*(\{|query|mutation|subscription)(?![A-Za-z0-9_])'
+)
 
 
 def endpoint_label(path: str) -> str:
@@ -51,6 +54,10 @@ def operation_type(body: bytes) -> str:
     at = body.find(b'"query"')
     if at < 0:
         return "query"
+    quick = _PLAIN_START.match(body, at + 7)
+    if quick is not None:  # the usual document: no comment, escape or fragment first
+        word = quick.group(1)
+        return word.decode() if word in (b"mutation", b"subscription") else "query"
     text = body[at + 7 : at + 7 + 2048].decode("utf-8", "replace")
     text = text.lstrip(" \t\r\n:").lstrip('"')
     text = text.replace("\\n", "\n").replace("\\r", "\n").replace("\\t", " ")
