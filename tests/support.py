@@ -172,3 +172,27 @@ def author_article_steps() -> list[dict[str, Any]]:
             },
         },
     ]
+
+
+def export_apply_export(srv: ServerProcess, tmp: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """`svc metadata export` of `srv` into `tmp/first`, `clear_metadata`, `svc metadata
+    apply` of that directory, `svc metadata export` into `tmp/second` (the CLI in this
+    process); the files of both directories, `{relative path: bytes}`."""
+    from svc.cli import main
+
+    def cli(command: str, directory: Path) -> None:
+        code = main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
+        assert code == 0, f"svc metadata {command} exited {code}"
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        }
+
+    first, second = tmp / "first", tmp / "second"
+    cli("export", first)
+    cleared = srv.query({"type": "clear_metadata", "args": {}})
+    assert cleared.status_code == 200, cleared.text
+    cli("apply", first)
+    cli("export", second)
+    return files(first), files(second)

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from svc.cli import main
 from svc.metadata.directory import DirectoryError, metadata_from_files, metadata_to_files
 from svc.metadata.model import metadata_from_obj, metadata_to_obj
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, create_database, export_apply_export
 
 DOC: dict[str, Any] = {
     "version": 2,
@@ -172,17 +171,9 @@ def test_export_apply_export_on_a_server(pg_url: str, tmp_path: Path) -> None:
         r = srv.query({"type": "bulk", "args": steps})
         assert r.status_code == 200, r.text
 
-        def cli(command: str, directory: Path) -> int:
-            return main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
-
-        first, second = tmp_path / "first", tmp_path / "second"
-        assert cli("export", first) == 0
-        assert (first / "actions.graphql").read_text() == SDL
-        assert srv.query({"type": "clear_metadata", "args": {}}).status_code == 200
-        assert cli("apply", first) == 0
-        assert cli("export", second) == 0
-        for name in sorted(p.name for p in first.iterdir()):
-            assert (second / name).read_bytes() == (first / name).read_bytes(), name
+        files, again = export_apply_export(srv, tmp_path)
+        assert files["actions.graphql"].decode() == SDL
+        assert again == files
         schema = srv.graphql('{ __type(name: "UserId") { fields { name } } }')
         assert schema == {
             "data": {"__type": {"fields": [{"name": "id"}, {"name": "tags"}, {"name": "user"}]}}

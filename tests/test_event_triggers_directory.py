@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from svc.cli import main
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, create_database, export_apply_export
 from tests.webhook_recorder import WebhookRecorder
 
 TRIGGER = {
@@ -21,12 +20,6 @@ TRIGGER = {
     "retry_conf": {"num_retries": 3, "interval_sec": 5, "timeout_sec": 30},
     "headers": [{"name": "x-from-value", "value": "v"}, {"name": "x-env", "value_from_env": "K"}],
 }
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
 
 
 def test_export_apply_export_is_byte_identical(pg_url: str, tmp_path: Path) -> None:
@@ -46,17 +39,10 @@ def test_export_apply_export_is_byte_identical(pg_url: str, tmp_path: Path) -> N
             r = srv.query({"type": "bulk", "args": steps})
             assert r.status_code == 200, r.text
 
-            def cli(command: str, directory: Path) -> int:
-                return main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
-
-            first, second = tmp_path / "first", tmp_path / "second"
-            assert cli("export", first) == 0
-            text = b"\n".join(_files(first).values()).decode()
+            files, again = export_apply_export(srv, tmp_path)
+            assert again == files
+            text = b"\n".join(files.values()).decode()
             assert "event_triggers:" in text and "webhook: '{{HOOK_BASE}}/orders'" in text
-            assert srv.query({"type": "clear_metadata", "args": {}}).status_code == 200
-            assert cli("apply", first) == 0
-            assert cli("export", second) == 0
-            assert _files(second) == _files(first)
             # The applied trigger captures and delivers, with its headers.
             insert = {
                 "type": "insert",

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from svc.cli import main
 from svc.metadata.directory import metadata_from_files, metadata_to_files
 from svc.metadata.model import encode_metadata, metadata_from_obj, metadata_to_obj
 from svc.metadata.remote_schemas import remote_relationships, remote_schemas
 from tests.fixture_servers import remote_node
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, create_database, export_apply_export
 
 OBJ = {
     "version": 2,
@@ -85,21 +84,12 @@ def test_export_apply_export_on_a_server(pg_url: str, tmp_path: Path) -> None:
             r = srv.query({"type": "bulk", "args": STEPS})
             assert r.status_code == 200, r.text
 
-            def cli(command: str, directory: Path) -> int:
-                return main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
-
-            first, second = tmp_path / "first", tmp_path / "second"
-            assert cli("export", first) == 0
-            files = {p.name: p.read_bytes() for p in sorted(first.rglob("*")) if p.is_file()}
+            files, again = export_apply_export(srv, tmp_path)
+            assert again == files
             assert b"name: nightly" in files["cron_triggers.yaml"]
             assert b"prefix: N_" in files["remote_schemas.yaml"]
             assert b"role: user" in files["remote_schemas.yaml"]
             assert b"remote_relationships:" in b"".join(files.values())
-            assert srv.query({"type": "clear_metadata", "args": {}}).status_code == 200
-            assert cli("apply", first) == 0
-            assert cli("export", second) == 0
-            again = {p.name: p.read_bytes() for p in sorted(second.rglob("*")) if p.is_file()}
-            assert again == files
             out = srv.graphql(QUERY)
             assert out == {
                 "data": {
