@@ -233,6 +233,25 @@ async def test_concurrent_calls_are_bounded_by_the_pool(srv: HttpFixture) -> Non
     await client.close()
 
 
+async def test_a_pool_of_several_shards_keeps_its_bound(srv: HttpFixture) -> None:
+    """pool_size 25 is three httpx pools (10, 10, 5): all 25 connections are used, never
+    more, and the other calls wait for a free one as with one pool."""
+
+    def gate(request: Recorded) -> Reply:
+        deadline = time.monotonic() + 3  # answer once 25 are held (or after 3 s)
+        while srv.in_flight < 25 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return Reply(200, b"ok")
+
+    srv.route("/gate", gate)
+    client = OutboundClient(pool_size=25)
+    answers = await asyncio.gather(*(client.request("GET", srv.url("/gate")) for _ in range(50)))
+    assert [a.status for a in answers] == [200] * 50
+    assert srv.max_in_flight == 25
+    assert len({r.port for r in srv.requests}) == 25
+    await client.close()
+
+
 def test_the_shared_client_survives_event_loops(server: HttpFixture) -> None:
     """One client per process; each test (and each `asyncio.run`) has its own loop: the
     client opens new connections on the loop that calls it."""

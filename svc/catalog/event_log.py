@@ -71,18 +71,24 @@ ARCHIVE_SQL = (
     "WHERE trigger_name = $1 AND NOT delivered AND NOT error"
 )
 
-#: One attempt, in one statement (atomic without a transaction): its invocation log and
-#: the event's outcome, lock released. $1 id, $2 status (text or NULL), $3 request,
-#: $4 response (json texts), $5 delivered, $6 error, $7 seconds to the next attempt
-#: (NULL: none). An event unlocked meanwhile (`redeliver_event`) keeps its new state.
-RECORD_ATTEMPT_SQL = (
-    "WITH log AS (INSERT INTO hdb_catalog.event_invocation_logs "
+#: Attempts of many events, in one statement (atomic without a transaction; one commit
+#: for a batch, `svc.workers.group_write`): their invocation logs and outcomes, locks
+#: released. Parallel text arrays: $1 ids, $2 statuses (NULL: no answer), $3 requests,
+#: $4 responses (json texts), $5 delivered, $6 error ('true'/'false'), $7 seconds to
+#: the next attempt (NULL: none). An event unlocked meanwhile (`redeliver_event`) keeps
+#: its new state.
+RECORD_ATTEMPTS_SQL = (
+    "WITH r AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], "
+    "$5::text[], $6::text[], $7::text[]) "
+    "AS r(id, status, request, response, delivered, error, retry_in)), "
+    "log AS (INSERT INTO hdb_catalog.event_invocation_logs "
     "(event_id, status, request, response) "
-    "VALUES ($1, $2::text::integer, $3::text::json, $4::text::json)) "
-    "UPDATE hdb_catalog.event_log SET tries = tries + 1, delivered = $5::text::boolean, "
-    "error = $6::text::boolean, locked = NULL, next_retry_at = CASE WHEN $7::text IS NULL "
-    "THEN NULL ELSE timezone('utc', now()) + make_interval(secs => $7::text::float8) END "
-    "WHERE id = $1 AND locked IS NOT NULL"
+    "SELECT id, status::integer, request::json, response::json FROM r) "
+    "UPDATE hdb_catalog.event_log e SET tries = e.tries + 1, "
+    "delivered = r.delivered::boolean, error = r.error::boolean, locked = NULL, "
+    "next_retry_at = CASE WHEN r.retry_in IS NULL THEN NULL "
+    "ELSE timezone('utc', now()) + make_interval(secs => r.retry_in::float8) END "
+    "FROM r WHERE e.id = r.id AND e.locked IS NOT NULL"
 )
 
 #: Put an event back without an attempt (its trigger is unknown here or paused): $1 id,

@@ -16,7 +16,7 @@ attempt.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from svc.catalog.event_log import (
     DUE,
     EVENT_LOG_EXISTS_SQL,
     POSTPONE_SQL,
-    RECORD_ATTEMPT_SQL,
+    RECORD_ATTEMPTS_SQL,
 )
 from svc.errors import SvcError
 from svc.execute.db import Database
@@ -35,6 +35,7 @@ from svc.metadata.event_triggers import EventTrigger
 from svc.outbound import env_value, render_template, resolve_headers
 from svc.sql.claim import QueueTable
 from svc.workers.delivery import DeliveryResult, RetryPolicy, deliver
+from svc.workers.group_write import GroupWriter
 from svc.workers.worker import Claimed, WorkerSpec
 
 QUEUE = QueueTable(
@@ -167,9 +168,29 @@ async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
     )
 
 
+def _attempt_record(key: str, result: DeliveryResult) -> tuple[str | None, ...]:
+    """One row of `RECORD_ATTEMPTS_SQL`'s arrays."""
+    return (
+        key,
+        None if result.status is None else str(result.status),
+        _encode.encode(result.request_log).decode(),
+        _encode.encode(result.response_log).decode(),
+        str(result.outcome == "success").lower(),
+        str(result.outcome == "error").lower(),
+        None if result.retry_in is None else str(result.retry_in),
+    )
+
+
 def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> WorkerSpec:
     """The worker spec delivering `event_log`; `lookup(trigger name)` gives the current
     configuration of a trigger (None: unknown to this process now)."""
+
+    async def record(attempts: Sequence[tuple[str | None, ...]]) -> None:
+        columns = [list(column) for column in zip(*attempts, strict=True)]
+        async with db.pool.acquire() as conn:
+            await conn.execute(RECORD_ATTEMPTS_SQL, *columns)
+
+    writer = GroupWriter(record, max_batch=max(options.batch_size, 1))
 
     async def handle(item: Claimed) -> None:
         row = _decode_row.decode(item.row)
@@ -179,18 +200,7 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
                 await conn.execute(POSTPONE_SQL, item.key, str(options.postpone))
             return
         result = await attempt(info, row)
-        retry_in = None if result.retry_in is None else str(result.retry_in)
-        async with db.pool.acquire() as conn:
-            await conn.execute(
-                RECORD_ATTEMPT_SQL,
-                item.key,
-                None if result.status is None else str(result.status),
-                _encode.encode(result.request_log).decode(),
-                _encode.encode(result.response_log).decode(),
-                str(result.outcome == "success").lower(),
-                str(result.outcome == "error").lower(),
-                retry_in,
-            )
+        await writer.write(_attempt_record(item.key, result))
 
     return WorkerSpec(
         name="event-triggers",
