@@ -411,3 +411,29 @@ def test_killed_serve_leaves_postgres_for_the_next_start(data_dir: Path, tmp_pat
     assert not _alive(postmaster)
     assert not (real_dir / "postmaster.pid").exists()
     assert _processes_mentioning(str(real_dir)) == []
+
+
+def test_a_worker_deaf_to_the_cancel_is_killed_after_the_window() -> None:
+    """After a second signal, a worker still alive `CANCEL_WINDOW_S` after its cancel
+    signal is killed by the parent's grace thread (Granian's own kill timeout would wait
+    out the whole grace period first). The "worker" is a process that ignores the cancel."""
+    from svc.cli.shutdown import CANCEL_WINDOW_S, ShutdownSignals
+
+    code = "import signal, time; signal.signal(signal.SIGUSR1, signal.SIG_IGN); time.sleep(60)"
+    deaf = subprocess.Popen([sys.executable, "-c", code])
+    lines: list[str] = []
+    try:
+        time.sleep(0.3)  # its handler is in place
+        alive = lambda: [deaf.pid] if deaf.poll() is None else []  # noqa: E731
+        signals = ShutdownSignals(30.0, alive, lines.append)
+        started = time.monotonic()
+        signals._begin()  # the first Ctrl-C: a 30 s grace period
+        signals._begin()  # the second: cancel now
+        status = deaf.wait(timeout=CANCEL_WINDOW_S + 5)
+        took = time.monotonic() - started
+    finally:
+        if deaf.poll() is None:
+            deaf.kill()
+    assert status == -signal.SIGKILL
+    assert CANCEL_WINDOW_S - 0.5 < took < CANCEL_WINDOW_S + 3, took
+    assert any("killed" in line for line in lines), lines

@@ -29,7 +29,9 @@ What `svc serve` adds:
   (Granian's own main handler, inherited the same way, would swallow it: a worker started
   just before a Ctrl-C then served on, and without a kill timeout Granian waited forever).
 - `kill_timeout(grace)` is Granian's `workers_kill_timeout`: grace + `CANCEL_WINDOW_S`, so
-  a worker that still has not exited (stuck anywhere, even in a signal handler) is killed.
+  a worker that still has not exited (stuck anywhere, even in a signal handler) is killed;
+  after a second signal the grace thread kills a worker still alive `CANCEL_WINDOW_S`
+  after its cancel itself (Granian's timeout would still count the whole grace period).
 - Before Granian has taken over the signals (while the embedded Postgres starts), a
   signal is remembered and acted on once the start has finished, so `pg_ctl start`/`initdb`
   are never interrupted half-way; a second one raises `KeyboardInterrupt` at once.
@@ -205,6 +207,15 @@ class ShutdownSignals:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, SHUTDOWN_CANCEL_SIGNAL)
+        # Granian's own kill timeout counts from its first signal (grace + the window), so
+        # after a second Ctrl-C a worker that does not exit could hold the exit for the
+        # whole grace period: the window is counted from the cancel here instead.
+        if not pids or self._closed.wait(CANCEL_WINDOW_S):
+            return
+        for pid in self._worker_pids():
+            self._log(f"worker {pid} still runs {CANCEL_WINDOW_S} s after the cancel: killed")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     # -- after Granian ---------------------------------------------------------------
     def close(self) -> None:
