@@ -156,14 +156,33 @@ class Embedded:
         os.killpg(self.proc.pid, signal.SIGINT)
 
     def wait_exit(self, bound: float) -> int | None:
-        """The exit status, or None (after killing the whole group) past `bound` seconds."""
+        """The exit status, or None (after killing the whole group) past `bound` seconds.
+        Past the bound, what the group's processes were doing is written to the log first
+        (which process was stuck, and in which kernel wait)."""
         try:
             return self.proc.wait(timeout=bound)
         except subprocess.TimeoutExpired:
+            self.note(f"no exit {bound:g} s after the signal; the group:\n{_group(self.proc.pid)}")
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             return None
+
+    def note(self, text: str) -> None:
+        """Append a test line (with a monotonic time) to the server's log."""
+        with self.log_path.open("a") as log:
+            log.write(f"== test {time.monotonic():.2f}: {text}\n")
+
+
+def _group(pgid: int) -> str:
+    """`ps` lines of process group `pgid` (pid, parent, state, kernel wait, command)."""
+    ps = subprocess.run(
+        ["ps", "-o", "pid,ppid,stat,wchan:24,etimes,args", "-g", str(pgid)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return ps.stdout or ps.stderr
 
 
 @pytest.fixture
@@ -217,6 +236,7 @@ def _cycle(i: int, data_dir: Path, log_path: Path, report: CycleReport) -> None:
         postgres = [postmaster, *_children(postmaster)]
         stopped = time.monotonic()
         kind = ("ctrl-c", "ctrl-c", "ctrl-c", "sigterm", "double ctrl-c")[i % 5]
+        server.note(f"cycle {i}: {kind}")
         if kind == "sigterm":
             server.proc.send_signal(signal.SIGTERM)
         else:
