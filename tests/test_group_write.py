@@ -58,3 +58,21 @@ def test_max_batch_must_be_positive() -> None:
 
     with pytest.raises(ValueError):
         GroupWriter(flush, max_batch=0)
+
+
+async def test_a_cancelled_drain_releases_every_waiter() -> None:
+    """Waiters never outlive the drain: when it is cancelled (loop shutdown), every
+    record waiting on it, in its batch or queued behind it, is cancelled too."""
+    started = asyncio.Event()
+
+    async def stuck(records: Sequence[int]) -> None:
+        started.set()
+        await asyncio.sleep(60)
+
+    writer = GroupWriter(stuck, max_batch=2)
+    waits = [asyncio.ensure_future(writer.write(n)) for n in range(5)]
+    await started.wait()
+    assert writer._task is not None
+    writer._task.cancel()
+    results = await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 2)
+    assert all(isinstance(r, asyncio.CancelledError) for r in results), results

@@ -444,7 +444,10 @@ def test_a_worker_deaf_to_the_cancel_is_killed_after_the_window() -> None:
     lines: list[str] = []
     try:
         time.sleep(0.3)  # its handler is in place
-        alive = lambda: [deaf.pid] if deaf.poll() is None else []  # noqa: E731
+
+        def alive() -> list[int]:
+            return [deaf.pid] if deaf.poll() is None else []
+
         signals = ShutdownSignals(30.0, alive, lines.append)
         started = time.monotonic()
         signals._begin()  # the first Ctrl-C: a 30 s grace period

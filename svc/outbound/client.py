@@ -12,6 +12,7 @@ shutdown (`Engine.close`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import ssl
 import sys
@@ -104,23 +105,17 @@ _NO_COOKIES = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 SHARD_CONNECTIONS = 10  # connections per httpx client of the pool (see OutboundClient)
 
 
-def _shard_sizes(pool_size: int) -> list[int]:
-    """`pool_size` split into shards of at most `SHARD_CONNECTIONS` (e.g. 25 → 10, 10, 5)."""
-    full, rest = divmod(pool_size, SHARD_CONNECTIONS)
-    return [SHARD_CONNECTIONS] * full + ([rest] if rest else [])
-
-
-_tls: list[ssl.SSLContext] = []
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every shard: making one loads the CA bundle (~10 ms)."""
+    return httpx.create_ssl_context()
 
 
 def _new_http(connections: int) -> httpx.AsyncClient:
-    # One TLS context for every shard: making one loads the CA bundle (~10 ms).
-    if not _tls:
-        _tls.append(httpx.create_ssl_context())
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     return httpx.AsyncClient(
         limits=limits,
-        verify=_tls[0],
+        verify=_tls_context(),
         follow_redirects=False,
         headers={"user-agent": f"svc/{VERSION}"},
         cookies=_NO_COOKIES,  # a webhook's Set-Cookie must not reach other callers
@@ -151,7 +146,6 @@ class OutboundClient:
         self.pool_size = pool_size
         self.connect_timeout = connect_timeout
         self.timeout = timeout
-        self._sizes: list[int] = []  # connections per shard
         self._shards: list[httpx.AsyncClient | None] = []  # made on first use
         self._busy: list[int] = []  # requests in flight per shard
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -160,17 +154,18 @@ class OutboundClient:
         """The shard with the fewest requests in flight (the first of them, so a light
         load stays on one) and its httpx client, made on first use on this loop."""
         loop = asyncio.get_running_loop()
-        if not self._sizes or self._loop is not loop:
+        if self._loop is not loop:
             # Clients of another (finished) loop cannot be used or closed here: drop them.
-            self._sizes = _shard_sizes(self.pool_size)
-            self._shards = [None] * len(self._sizes)
-            self._busy = [0] * len(self._sizes)
+            count = -(-self.pool_size // SHARD_CONNECTIONS)
+            self._shards = [None] * count
+            self._busy = [0] * count
             self._loop = loop
         busy = self._busy
         index = busy.index(min(busy))
         http = self._shards[index]
         if http is None:
-            http = self._shards[index] = _new_http(self._sizes[index])
+            size = min(SHARD_CONNECTIONS, self.pool_size - index * SHARD_CONNECTIONS)
+            http = self._shards[index] = _new_http(size)
         return index, http
 
     async def request(
@@ -218,7 +213,7 @@ class OutboundClient:
 
     async def close(self) -> None:
         """Close every pooled connection (a later call opens new ones)."""
-        shards, self._sizes, self._shards, self._busy = self._shards, [], [], []
+        shards, self._shards, self._busy = self._shards, [], []
         if self._loop is asyncio.get_running_loop():
             await asyncio.gather(*(http.aclose() for http in shards if http is not None))
         self._loop = None

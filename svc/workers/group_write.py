@@ -41,9 +41,8 @@ class GroupWriter(Generic[R]):
 
     async def write(self, record: R) -> None:
         """Queue `record`; return when its batch is written. Raises the batch's error.
-        A caller cancelled while waiting leaves its record in the batch (it may still be
-        written; the caller's row is unlocked by its worker or goes stale, as after any
-        crash, and the conditional write of a reclaimed row changes nothing)."""
+        A caller cancelled while waiting leaves its record in the batch: it may still be
+        written, as an attempt whose process died after it is still recorded."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((record, future))
         if self._task is None or self._task.done():
@@ -53,14 +52,28 @@ class GroupWriter(Generic[R]):
     async def _drain(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[: self._max], self._queue[self._max :]
+            self.statements += 1
             try:
-                self.statements += 1
                 await self._flush([record for record, _ in batch])
             except Exception as exc:  # every waiter of the batch gets it
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
+                _settle(batch, exc)
                 continue
-            for _, future in batch:
-                if not future.done():
-                    future.set_result(None)
+            except BaseException:  # cancelled: no waiter may wait for a drain that is gone
+                _settle(batch + self._queue, None, cancel=True)
+                self._queue = []
+                raise
+            _settle(batch, None)
+
+
+def _settle(
+    waiters: list[tuple[R, asyncio.Future[None]]], error: Exception | None, cancel: bool = False
+) -> None:
+    for _, future in waiters:
+        if future.done():
+            continue
+        if cancel:
+            future.cancel()
+        elif error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(None)
