@@ -182,7 +182,8 @@ def serve(args: argparse.Namespace) -> int:
         rate_file = create_rate_file()
         os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
         metrics_dir = metrics_folder.create()  # /v1/metrics across workers (issue 18)
-        print(f"svc: serving on http://{config.host}:{config.port}", flush=True)
+        for line in _banner(config):
+            print(f"svc: {line}", flush=True)
         server = _granian(config)
         server.on_startup(lambda: signals.install(server.signal_handler_interrupt))
         _serve_forever(server)
@@ -201,6 +202,28 @@ def serve(args: argparse.Namespace) -> int:
             if embedded is not None:
                 embedded.stop()
     return 0
+
+
+def _banner(config: Any) -> list[str]:
+    """What `svc serve` says at start: where it serves, with which interface, and the
+    console's URL (or how to turn the console on)."""
+    shown = "localhost" if config.host in ("0.0.0.0", "::", "") else config.host
+    base = f"http://{shown}:{config.port}"
+    interface = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower()
+    lines = [
+        f"serving on http://{config.host}:{config.port} ({interface} interface, "
+        f"{config.workers} workers); GraphQL at {base}/v1/graphql (also websockets)",
+    ]
+    if interface == "rsgi":
+        lines.append(
+            "rsgi serves HTTP only for GraphQL clients: websockets asking for a "
+            "sub-protocol are refused (serve with --server-interface asgi for subscriptions)"
+        )
+    if config.enable_console:
+        lines.append(f"console at {base}/console")
+    else:
+        lines.append("console off (--enable-console to serve it at /console)")
+    return lines
 
 
 def _start_embedded(args: argparse.Namespace) -> Any:
@@ -224,10 +247,10 @@ def _granian(config: Any) -> Any:
 
     from svc.cli.shutdown import kill_timeout
 
-    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "rsgi").lower() == "asgi"
+    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower() != "rsgi"
     return Granian(
-        # RSGI and uvloop: measured fastest in bench/ (ARCHITECTURE.md); the ASGI app
-        # `svc.server.app:create_app` serves the same routes under any ASGI server.
+        # ASGI by default: the interface that serves every client (ARCHITECTURE.md
+        # "Serving"); RSGI is an explicit choice for HTTP-only deployments.
         f"svc.server.{'app' if asgi else 'rsgi'}:create_app",
         address=config.host,
         port=config.port,

@@ -95,9 +95,12 @@ SERVE_OPTIONS: tuple[Option, ...] = (
     Option(
         "--server-interface",
         "SVC_GRAPHQL_SERVER_INTERFACE",
-        "Granian interface",
-        default="rsgi: fastest; asgi reads non-ASCII header values, which Granian's RSGI drops",
-        choices=("rsgi", "asgi"),
+        "Granian interface: asgi serves every client (websocket sub-protocols and close "
+        "codes, non-ASCII header values, %%2F in REST path variables); rsgi is faster on "
+        "small queries but HTTP-only for GraphQL clients (it refuses websockets that ask "
+        "for a sub-protocol, drops non-ASCII header values, splits %%2F)",
+        default="asgi",
+        choices=("asgi", "rsgi"),
     ),
     Option(
         "--infer-function-permissions",

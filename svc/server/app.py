@@ -32,6 +32,7 @@ from svc.errors import ErrorCode, SvcError, TransportError
 from svc.outbound.forwarded import passed_back, set_client_headers
 from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
+from svc.server.console import favicon
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.server.metric_labels import operation_type
 from svc.server.metrics import Metrics
@@ -373,6 +374,8 @@ class App:
             return await self._healthz(request)
         if path == "/v1/version" and method == "GET":
             return 200, _encode({"version": VERSION}), JSON_HEADERS
+        if path == "/favicon.ico" and method == "GET":
+            return favicon()
         if method == "GET" and (path in ("/", "/console") or path.startswith("/console/")):
             return answer_console(path, request.headers, self.config)  # issue 18
         if path == "/v1/metrics" and method == "GET":

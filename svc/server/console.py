@@ -26,6 +26,7 @@ Response = tuple[int, bytes, list[tuple[str, str]]]
 ASSET_TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
+    ".ico": "image/x-icon",
 }
 # The vendored files change only with svc's version: the page names them `?v=<version>`.
 ASSET_CACHE = "public, max-age=604800, immutable"
@@ -54,8 +55,14 @@ def answer(path: str, headers: dict[str, str], config: Config) -> Response:
 _NO_STORE = [("cache-control", "no-store")]
 
 
+def favicon() -> Response:
+    """`GET /favicon.ico`: svc's icon (32x32, ours), console on or off: browsers ask for it
+    on every origin they open, and a 404 there is noise in their console and our logs."""
+    return asset("favicon.ico", False)
+
+
 def asset(name: str, gzip_ok: bool) -> Response:
-    """One file of `console_assets` (`.js` or `.css`): gzip-encoded when the client
+    """One file of `console_assets` (`.js`, `.css` or `.ico`): gzip-encoded when the client
     accepts it, else decompressed. Raises 404 `not-found` for any other name."""
     kind = ASSET_TYPES.get(name[name.rfind(".") :]) if "." in name else None
     if kind is None:
@@ -96,7 +103,7 @@ def console_page(admin_secret_set: bool) -> bytes:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>svc console</title>{styles}
+<title>svc console</title><link rel="icon" href="/favicon.ico">{styles}
 <style>
 body {{ margin: 0; height: 100vh; font-family: system-ui, sans-serif; }}
 #graphiql {{ height: 100vh; }}

@@ -51,21 +51,11 @@ def requested_protocols(header: str | None) -> list[str]:
     return [name.strip() for name in header.split(",") if name.strip()]
 
 
-def choose_protocol(requested: list[str], can_echo: bool = True) -> tuple[Protocol, str | None]:
+def choose_protocol(requested: list[str]) -> tuple[Protocol, str | None]:
     """(protocol spoken, sub-protocol to echo in the handshake, or None) for the names a
     client requested: `graphql-transport-ws` selects that protocol, anything else (or
     nothing) Apollo's (reference-notes-wave2 section 1). Only a requested name is echoed:
-    a client that asked for none refuses a handshake that names one (RFC 6455 4.1).
-
-    A server that cannot echo (`can_echo` False: Granian's RSGI) cannot tell a client that
-    offered both which one it speaks; such clients (Python `gql`) then assume Apollo's, the
-    protocol of a handshake without sub-protocol, so the first known name the client
-    listed decides instead."""
-    if not can_echo:
-        for name in requested:
-            if name in (Protocol.TRANSPORT.value, Protocol.APOLLO.value):
-                return Protocol(name), None
-        return Protocol.APOLLO, None
+    a client that asked for none refuses a handshake that names one (RFC 6455 4.1)."""
     if Protocol.TRANSPORT.value in requested:
         return Protocol.TRANSPORT, Protocol.TRANSPORT.value
     if Protocol.APOLLO.value in requested:

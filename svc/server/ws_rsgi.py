@@ -1,32 +1,31 @@
-"""Websockets over Granian's RSGI interface (`scope.proto == "ws"`; issue 13).
+"""Websockets over Granian's RSGI interface (`scope.proto == "ws"`; issue 13, issue 23).
 
 Granian 2.8.7's RSGI websocket protocol has `accept()` without arguments and `close(status)`
 (its source: the upgrade response is built without a `Sec-WebSocket-Protocol` header, and a
-close after accept sends no status code: clients see 1005). So under RSGI:
+close after accept sends no status code: clients see 1005). Clients that list a sub-protocol
+(every GraphQL client: browsers, Node's `ws`, Apollo Client, urql, graphql-ws, `gql`)
+require it echoed, or speak a protocol the server cannot confirm. So under RSGI, an
+explicit `--server-interface rsgi` for HTTP-only deployments (the default is ASGI,
+`ws_asgi`, which serves websockets completely):
 
-- the sub-protocol cannot be echoed, so the first one the client listed is spoken
-  (`ws_protocol.choose_protocol`, `can_echo=False`: what `gql` assumes); clients
-  that require the echo (browsers, npm `ws`, so Apollo Client, urql, graphql-ws and
-  subscriptions-transport-ws in Node) refuse the handshake; Python `websockets`, `gql` and
-  clients sending no `Sec-WebSocket-Protocol` connect;
-- close codes (4400, 4408, 1001, 1009) do not reach the client;
-- a refused upgrade is an HTTP 404 with an empty body.
-
-`svc serve --server-interface asgi` serves websockets completely (`ws_asgi`). A worker
-says so once on stdout the first time a client asks for a sub-protocol under RSGI.
+- an upgrade that asks for a sub-protocol is refused before the handshake with HTTP 501
+  (no half-open socket), and the worker logs a line naming `--server-interface asgi`;
+- an upgrade without `Sec-WebSocket-Protocol` is served with the Apollo protocol
+  (`subscriptions-transport-ws`, what such a client speaks), but close codes (4400, 4408,
+  1001, 1009) do not reach it;
+- a refused upgrade (unknown path) is an HTTP 404 with an empty body.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import Any
 
 from svc.server.ws_endpoint import ws_route
-from svc.server.ws_protocol import CLOSE_NORMAL, choose_protocol, requested_protocols
+from svc.server.ws_protocol import CLOSE_NORMAL, Protocol, requested_protocols
 from svc.server.ws_session import WsContext, WsSession
-
-_warned = False
 
 
 class RsgiSocket:
@@ -75,16 +74,24 @@ class RsgiSocket:
         self._protocol.close(code)
 
 
-def _warn_no_echo(requested: str) -> None:
-    global _warned
-    if _warned:
-        return
-    _warned = True
-    sys.stdout.write(
-        f"svc: a websocket client asked for sub-protocol(s) {requested!r}; Granian's RSGI "
-        "interface cannot echo it (nor send close codes), so browsers and Node clients "
-        "refuse the connection: serve websockets with --server-interface asgi\n"
-    )
+# The HTTP status of an upgrade refused because it asks for a sub-protocol RSGI cannot echo.
+SUBPROTOCOL_REFUSED = 501
+
+
+def _log_refusal(requested: str) -> None:
+    """One JSON log line per refused upgrade (a client retrying floods nothing: each try
+    is one line, as each HTTP request is)."""
+    entry = {
+        "type": "websocket-log",
+        "level": "error",
+        "status": SUBPROTOCOL_REFUSED,
+        "message": (
+            f"websocket refused: the client asked for sub-protocol(s) {requested!r}, which "
+            "Granian's RSGI interface cannot echo; serve with --server-interface asgi "
+            "(the default) for GraphQL subscriptions"
+        ),
+    }
+    sys.stdout.write(json.dumps(entry) + "\n")
     sys.stdout.flush()
 
 
@@ -96,13 +103,14 @@ async def serve_rsgi(ctx: WsContext, scope: Any, protocol: Any, graphql_on: bool
         return
     headers = dict(scope.headers.items())
     requested = requested_protocols(headers.get("sec-websocket-protocol"))
-    ws_protocol, _ = choose_protocol(requested, can_echo=False)
     if requested:
-        _warn_no_echo(", ".join(requested))
+        _log_refusal(", ".join(requested))
+        protocol.close(SUBPROTOCOL_REFUSED)
+        return
     transport = await protocol.accept()
     socket = RsgiSocket(protocol, transport)
     try:
-        await WsSession(ctx, socket, ws_protocol, headers, route.legacy).run()
+        await WsSession(ctx, socket, Protocol.APOLLO, headers, route.legacy).run()
     finally:
         # Also after the client's close: until the transport is freed Granian does not
         # answer it, and the client waits out its close timeout (10 s for websockets).
