@@ -1,13 +1,15 @@
 """The "limit" server: the least a Python server can do to answer the benchmark queries.
 
-A Granian app on the RSGI interface and the uvloop event loop. Each request body is looked
+A Granian app on the uvloop event loop, on the RSGI interface (`limit`) or the ASGI one
+(`limit_asgi`, `--interface asgi`: the same work behind ASGI's message dicts, so the bench
+table separates the interface's own cost from svc's). Each request body is looked
 up verbatim among the benchmark requests; its statement (the exact SQL svc generated, with
 svc's arguments) runs as an asyncpg prepared statement on a connection of this worker, and
 the JSON bytes Postgres produced are wrapped as svc wraps them: `{"data":{"alias":…}}`.
 No parsing, validation, planning or JSON decoding happens per request.
 
-Run: `python -m bench.limit_server SPEC.json --port P --workers N`, where the spec is
-`{"database_url", "pool_size", "routes": [{"body", "sql", "args", "aliases"}]}`.
+Run: `python -m bench.limit_server SPEC.json --port P --workers N [--interface asgi]`,
+where the spec is `{"database_url", "pool_size", "routes": [{"body", "sql", "args", "aliases"}]}`.
 """
 
 from __future__ import annotations
@@ -78,15 +80,12 @@ class LimitApp:
                 self.idle = idle
             return self.idle
 
-    async def __rsgi__(self, scope: Any, proto: Any) -> None:
-        """Answer one HTTP request."""
-        if scope.path == "/healthz":
-            proto.response_bytes(200, [("content-type", "text/plain")], b"OK")
-            return
-        route = self.routes.get(await proto())
+    async def answer(self, body: bytes) -> tuple[int, bytes]:
+        """(status, body) for one request body: the route's statement on an idle
+        connection, its JSON columns wrapped as `{"data":{…}}`; 404 for an unknown body."""
+        route = self.routes.get(body)
         if route is None:
-            proto.response_bytes(404, JSON_HEADERS, b'{"error":"not a benchmark request"}')
-            return
+            return 404, b'{"error":"not a benchmark request"}'
         idle = self.idle or await self._connect()
         statements = await idle.get()
         try:
@@ -95,7 +94,38 @@ class LimitApp:
             idle.put_nowait(statements)
         values = zip(route.keys, row, strict=True)
         parts = [k + (v if v is not None else b"null") for k, v in values]
-        proto.response_bytes(200, JSON_HEADERS, b'{"data":{' + b",".join(parts) + b"}}")
+        return 200, b'{"data":{' + b",".join(parts) + b"}}"
+
+    async def __rsgi__(self, scope: Any, proto: Any) -> None:
+        """Answer one HTTP request (RSGI)."""
+        if scope.path == "/healthz":
+            proto.response_bytes(200, [("content-type", "text/plain")], b"OK")
+            return
+        status, payload = await self.answer(await proto())
+        proto.response_bytes(status, JSON_HEADERS, payload)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Answer one HTTP request (ASGI: the body's messages read to the end, the answer
+        sent as a start and a body message, as any ASGI app must)."""
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        status, payload = await self.answer(b"".join(chunks))
+        await send({"type": "http.response.start", "status": status, "headers": ASGI_HEADERS})
+        await send({"type": "http.response.body", "body": payload})
+
+
+ASGI_HEADERS = [(k.encode(), v.encode()) for k, v in JSON_HEADERS]
 
 
 def create_app() -> LimitApp:
@@ -105,7 +135,7 @@ def create_app() -> LimitApp:
 
 
 def main() -> None:
-    """Serve the limit app with Granian (RSGI, uvloop)."""
+    """Serve the limit app with Granian (RSGI or ASGI, uvloop)."""
     from granian import Granian
     from granian.constants import Interfaces, Loops
 
@@ -113,13 +143,14 @@ def main() -> None:
     parser.add_argument("spec", help="JSON file: database_url, pool_size, routes")
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--interface", choices=("rsgi", "asgi"), default="rsgi")
     args = parser.parse_args()
     os.environ["BENCH_LIMIT_SPEC"] = os.path.abspath(args.spec)
     Granian(
         "bench.limit_server:create_app",
         address="127.0.0.1",
         port=args.port,
-        interface=Interfaces.RSGI,
+        interface=Interfaces.ASGI if args.interface == "asgi" else Interfaces.RSGI,
         loop=Loops.uvloop,
         workers=args.workers,
         factory=True,

@@ -220,14 +220,17 @@ class App:
         self.metrics.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI: the body is read first (bounded by `--max-body-size`), then a watcher
-        waits for `http.disconnect` and cancels the handling when the client goes away."""
+        """ASGI: the body is read first (bounded by `--max-body-size`); a request still
+        running after `DISCONNECT_ARM_SECONDS` starts waiting for `http.disconnect` and is
+        cancelled when its client goes away (`_AsgiDisconnectWatch`)."""
         started = time.perf_counter()
-        raw_headers_in = [(k.decode("latin-1").lower(), v) for k, v in scope["headers"]]
+        # ASGI servers give lower-case names (the spec requires it; Granian's come from
+        # hyper, which keeps them lower-case).
+        raw_headers_in = [(k.decode("latin-1"), v) for k, v in scope["headers"]]
         headers = {}
         for k, v in raw_headers_in:
             if k not in headers:
-                headers[k] = _header_value(v)
+                headers[k] = v.decode() if v.isascii() else _header_value(v)
         try:
             declared = int(headers.get("content-length") or 0)
         except ValueError:
@@ -253,21 +256,18 @@ class App:
             request_id(headers.get("x-request-id")),
             duplicated_credentials(raw_headers_in) if len(headers) < len(raw_headers_in) else (),
         )
-        task = asyncio.current_task()
-        watcher = None
-        if task is not None and failure is None:
-            watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, task))
+        watch = _AsgiDisconnectWatch(receive) if failure is None else None
         try:
             status, payload, out_headers = await self.handle(request)
         except asyncio.CancelledError:
-            if watcher is not None and watcher.done() and not watcher.cancelled():
-                task.uncancel()  # type: ignore[union-attr]
+            if watch is not None and watch.disconnected:
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
                 self.log_disconnect(request, started)
                 return
             raise
         finally:
-            if watcher is not None:
-                watcher.cancel()
+            if watch is not None:
+                watch.stop()
         raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers]
         await send({"type": "http.response.start", "status": status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": payload})
@@ -538,13 +538,49 @@ async def _read_body(
     return b"", failure
 
 
-async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
-    """ASGI: wait for `http.disconnect` after the body was read, then cancel `task`."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            task.cancel()
-            return
+# A request running longer than this (seconds) starts watching for its client going away.
+# Watching costs a task and a pending `receive()` (Granian: a future and a Rust-side wait)
+# per request; the timer that defers it ~1 us, so fast requests pay only the timer.
+DISCONNECT_ARM_SECONDS = 0.05
+
+
+class _AsgiDisconnectWatch:
+    """ASGI: cancels the current task when `http.disconnect` arrives after the body was
+    read, armed after `DISCONNECT_ARM_SECONDS` (a disconnect before that is still seen when
+    it arms: the server keeps the message)."""
+
+    __slots__ = ("disconnected", "receive", "task", "timer", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.task = asyncio.current_task()
+        self.watcher: asyncio.Task[None] | None = None
+        self.disconnected = False
+        self.timer: asyncio.TimerHandle | None = (
+            asyncio.get_running_loop().call_later(DISCONNECT_ARM_SECONDS, self._arm)
+            if self.task is not None
+            else None
+        )
+
+    def _arm(self) -> None:
+        self.timer = None
+        self.watcher = asyncio.ensure_future(self._wait())
+
+    async def _wait(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        if self.task is not None and self.watcher is not None:
+            self.disconnected = True
+            self.task.cancel()
+
+    def stop(self) -> None:
+        """The request is over: disarm."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.cancel()
 
 
 def create_app() -> App:

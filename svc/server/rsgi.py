@@ -16,6 +16,7 @@ from typing import Any
 
 from svc.config import Config
 from svc.server.app import (
+    DISCONNECT_ARM_SECONDS,
     DRAIN_BYTES,
     App,
     Request,
@@ -85,12 +86,6 @@ class RsgiApp:
             watch.stop()
         protocol.response_bytes(status, response_headers, payload)
         app.log(request, status, started)
-
-
-# A request running longer than this (seconds) starts watching for its client going away.
-# Arming costs ~12 us (Granian's `client_disconnect()` future, a done callback, its
-# cancellation); the timer that defers it ~1 us, so fast requests pay only the timer.
-DISCONNECT_ARM_SECONDS = 0.05
 
 
 class _DisconnectWatch:
