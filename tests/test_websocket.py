@@ -1,10 +1,13 @@
-"""GraphQL over websockets (issue 13) against real `svc serve` processes, under ASGI and RSGI:
-Python `gql` with both protocols (query, mutation, subscription with a change, stop), and
-raw frames for authentication, the init timeout, keep-alive, malformed frames, the
-operation bound, the message size bound and shutdown.
+"""GraphQL over websockets (issues 13 and 23) against real `svc serve` processes under the
+default server interface (ASGI, `svc/server/ws_asgi.py`): Python `gql` with both protocols
+(query, mutation, subscription with a change, stop); raw `websockets` clients for
+authentication, every close code the protocols define (sent or, where the reference never
+sends it, the reference's behaviour in its place: `svc/server/ws_protocol.py`), keep-alive,
+malformed frames, the operation bound, the message size bound, shutdown and JWT expiry.
 
-Granian 2.8.7's RSGI cannot echo a sub-protocol nor send close codes (`svc/server/ws_rsgi.py`):
-where that decides the outcome the RSGI variant is a strict xfail or checks only the close.
+A small section runs `--server-interface rsgi`: an upgrade asking for a sub-protocol is
+refused with HTTP 501 and a log line naming `--server-interface asgi`; one without a
+sub-protocol is served with Apollo's protocol (`svc/server/ws_rsgi.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 import websockets
 from gql import Client, gql
@@ -24,8 +28,10 @@ from gql.transport.websockets import WebsocketsTransport
 
 from tests.support import ServerProcess, create_database
 
-INTERFACES = ("asgi", "rsgi")
 SECRET = "ws-secret"
+JWT_KEY = "ws-tests-hmac-key-of-at-least-32-characters"
+JWT_CONFIG = json.dumps({"type": "HS256", "key": JWT_KEY})
+CLAIMS_NS = "https://svc.io/jwt/claims"
 ENV = {"SVC_GRAPHQL_WEBSOCKET_KEEPALIVE": "1", "SVC_GRAPHQL_WEBSOCKET_MAX_OPERATIONS": "3"}
 SETUP = [
     {
@@ -34,10 +40,23 @@ SETUP = [
     },
     {"type": "track_table", "args": {"schema": "public", "name": "item"}},
 ]
-RSGI_NO_ECHO = (
-    "Granian 2.8.7's RSGI cannot echo Sec-WebSocket-Protocol: gql then assumes Apollo's "
-    "protocol while the server speaks graphql-transport-ws, the only one gql asked for"
-)
+USER_CAN_READ = {
+    "type": "create_select_permission",
+    "args": {
+        "table": "item",
+        "role": "user",
+        "permission": {"columns": ["id", "name"], "filter": {}},
+    },
+}
+TRANSPORT = "graphql-transport-ws"
+QUERY = {"query": "{ item { id } }"}
+# Server kinds: the arguments each starts with (none names --server-interface but "rsgi").
+KINDS: dict[str, list[str]] = {
+    "open": ["--max-body-size", "20000"],
+    "secured": ["--admin-secret", SECRET],
+    "jwt": ["--admin-secret", SECRET, "--jwt-secret", JWT_CONFIG],
+    "rsgi": ["--server-interface", "rsgi"],
+}
 
 
 class Transport(WebsocketsTransport):
@@ -51,23 +70,21 @@ class Transport(WebsocketsTransport):
         self.subprotocol = headers.get("sec-websocket-protocol", self.APOLLO_SUBPROTOCOL)
 
 
-class Servers(dict[tuple[str, bool], ServerProcess]):
-    """(interface, secured) → a server with `item` tracked, started on first use."""
+class Servers(dict[str, ServerProcess]):
+    """Server kind (`KINDS`) → a server with `item` tracked, started on first use."""
 
     def __init__(self, pg_url: str) -> None:
         super().__init__()
         self.pg_url = pg_url
 
-    def __missing__(self, key: tuple[str, bool]) -> ServerProcess:
-        interface, secured = key
-        args = ["--server-interface", interface, "--max-body-size", "20000"]
-        if secured:
-            args += ["--admin-secret", SECRET]
+    def __missing__(self, kind: str) -> ServerProcess:
+        args = KINDS[kind]
         server = ServerProcess(create_database(self.pg_url), *args, env=ENV)
-        headers = {"x-svc-admin-secret": SECRET} if secured else {}
-        r = server.query({"type": "bulk", "args": SETUP}, headers=headers)
+        headers = {"x-svc-admin-secret": SECRET} if "--admin-secret" in args else {}
+        steps = [*SETUP, USER_CAN_READ] if kind == "jwt" else SETUP
+        r = server.query({"type": "bulk", "args": steps}, headers=headers)
         assert r.status_code == 200, r.text
-        self[key] = server
+        self[kind] = server
         return server
 
 
@@ -81,10 +98,10 @@ def servers(pg_url: str) -> Iterator[Servers]:
             server.stop()
 
 
-async def get(servers: Servers, interface: str, secured: bool = False) -> ServerProcess:
+async def get(servers: Servers, kind: str = "open") -> ServerProcess:
     """The server, started in a thread (its start blocks, and creating its database runs
     an event loop of its own)."""
-    return await asyncio.to_thread(servers.__getitem__, (interface, secured))
+    return await asyncio.to_thread(servers.__getitem__, kind)
 
 
 def ws_url(server: ServerProcess, path: str = "/v1/graphql") -> str:
@@ -93,13 +110,11 @@ def ws_url(server: ServerProcess, path: str = "/v1/graphql") -> str:
 
 @pytest.fixture
 async def raw(servers: Servers) -> AsyncIterator[Any]:
-    """`open(interface, protocols=None, secured=False, path=...)` → a websockets client."""
+    """`open(protocols=None, kind="open", path=...)` → a websockets client."""
     opened: list[Any] = []
 
-    async def open_ws(
-        interface: str, protocols: list[str] | None = None, secured: bool = False, **kw: Any
-    ) -> Any:
-        server = await get(servers, interface, secured)
+    async def open_ws(protocols: list[str] | None = None, kind: str = "open", **kw: Any) -> Any:
+        server = await get(servers, kind)
         ws = await websockets.connect(
             ws_url(server, kw.get("path", "/v1/graphql")), subprotocols=protocols
         )
@@ -122,14 +137,22 @@ async def frames(ws: Any, n: int, within: float = 5.0, keepalive: bool = False) 
     return out
 
 
-async def closed_code(ws: Any, within: float) -> int | None:
-    """Wait for the server to close `ws`; its close code (None: no code sent)."""
+async def closed_with(ws: Any, within: float) -> tuple[int | None, str, list[Any]]:
+    """Wait for the server to close `ws`: (its close code, None when the close frame had no
+    status; its reason; the frames received meanwhile, keep-alives included)."""
     deadline = time.monotonic() + within
+    seen: list[Any] = []
     with pytest.raises(websockets.ConnectionClosed):
         while True:
-            await asyncio.wait_for(ws.recv(), deadline - time.monotonic())
+            seen.append(json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic())))
     code: int | None = ws.close_code
-    return None if code == 1005 else code
+    return (None if code == 1005 else code), ws.close_reason or "", seen
+
+
+async def closed_code(ws: Any, within: float) -> int | None:
+    """Wait for the server to close `ws`; its close code (None: no code sent)."""
+    code, _, _ = await closed_with(ws, within)
+    return code
 
 
 async def gql_round_trip(transport: WebsocketsTransport, name: str) -> None:
@@ -149,59 +172,52 @@ async def gql_round_trip(transport: WebsocketsTransport, name: str) -> None:
         await sub.aclose()  # gql sends stop / complete
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_gql_apollo(servers: Servers, interface: str) -> None:
+async def test_gql_apollo(servers: Servers) -> None:
     """gql's Apollo transport (subscriptions-transport-ws protocol)."""
-    server = await get(servers, interface)
+    server = await get(servers)
     server.query({"type": "run_sql", "args": {"sql": "TRUNCATE item"}})
     apollo = WebsocketsTransport.APOLLO_SUBPROTOCOL
     await gql_round_trip(Transport(url=ws_url(server), subprotocols=[apollo]), "a")
 
 
-@pytest.mark.parametrize(
-    "interface",
-    ["asgi", pytest.param("rsgi", marks=pytest.mark.xfail(strict=True, reason=RSGI_NO_ECHO))],
-)
-async def test_gql_graphql_transport_ws(servers: Servers, interface: str) -> None:
+async def test_gql_graphql_transport_ws(servers: Servers) -> None:
     """gql's graphql-ws transport (graphql-transport-ws protocol)."""
-    server = await get(servers, interface)
+    server = await get(servers)
     server.query({"type": "run_sql", "args": {"sql": "TRUNCATE item"}})
     proto = WebsocketsTransport.GRAPHQLWS_SUBPROTOCOL
     transport = Transport(url=ws_url(server), subprotocols=[proto])
     await asyncio.wait_for(gql_round_trip(transport, "g"), 30)
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_gql_default_protocols(servers: Servers, interface: str) -> None:
-    """gql offering both protocols (its default) works under either interface."""
-    server = await get(servers, interface)
+async def test_gql_default_protocols(servers: Servers) -> None:
+    """gql offering both protocols (its default): the server picks graphql-transport-ws."""
+    server = await get(servers)
     server.query({"type": "run_sql", "args": {"sql": "TRUNCATE item"}})
-    await gql_round_trip(Transport(url=ws_url(server)), "d")
+    transport = Transport(url=ws_url(server))
+    await gql_round_trip(transport, "d")
+    assert transport.subprotocol == TRANSPORT
 
 
-async def test_subprotocol_echoed_under_asgi(raw: Any) -> None:
-    ws = await raw("asgi", ["graphql-transport-ws"])
-    assert ws.subprotocol == "graphql-transport-ws"
-    ws = await raw("asgi", ["graphql-ws"])
+async def test_subprotocol_echoed(raw: Any) -> None:
+    ws = await raw([TRANSPORT])
+    assert ws.subprotocol == TRANSPORT
+    ws = await raw(["graphql-ws"])
     assert ws.subprotocol == "graphql-ws"
-    ws = await raw("asgi")
+    ws = await raw()
     assert ws.subprotocol is None
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_other_paths_refused(raw: Any, interface: str) -> None:
+async def test_other_paths_refused(raw: Any) -> None:
     with pytest.raises(websockets.InvalidStatus) as caught:
-        await raw(interface, path="/v1/query")
+        await raw(path="/v1/query")
     assert caught.value.response.status_code == 404
-    if interface == "asgi":
-        assert b"only '/v1/graphql'" in caught.value.response.body
+    assert b"only '/v1/graphql'" in caught.value.response.body
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_auth(raw: Any, interface: str) -> None:
-    """Init without the admin secret fails (Apollo: connection_error, open; a start is then
-    refused); with it in payload.headers (or the upgrade headers) it is acknowledged."""
-    ws = await raw(interface, secured=True)
+async def test_auth_apollo(raw: Any) -> None:
+    """Apollo: init without the admin secret fails with connection_error and the socket
+    stays open (a start is then refused); with it in payload.headers it is acknowledged."""
+    ws = await raw(kind="secured")
     await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
     (error,) = await frames(ws, 1)
     assert error == {
@@ -219,29 +235,139 @@ async def test_auth(raw: Any, interface: str) -> None:
     await ws.send(json.dumps({"id": "2", "type": "start", "payload": {"query": "{ item { id } }"}}))
     data, complete = await frames(ws, 2)
     assert data["type"] == "data" and "data" in data["payload"]
-    wrong = await raw(interface, ["graphql-transport-ws"], secured=True)
-    await wrong.send(json.dumps({"type": "connection_init", "payload": {"headers": {}}}))
-    assert await closed_code(wrong, 3) == (4400 if interface == "asgi" else None)
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_init_timeout(raw: Any, interface: str) -> None:
-    """graphql-transport-ws without connection_init: closed 4408 after 3 s (RSGI: no code)."""
-    ws = await raw(interface, ["graphql-transport-ws"])
+# -- close codes (graphql-transport-ws; `svc/server/ws_protocol.py` names the source of each)
+
+
+async def test_close_4400_invalid_message(raw: Any) -> None:
+    """A frame that is no client message (not JSON; `complete` without `id`) closes the
+    socket with 4400 and the parse error as reason."""
+    for bad in ("not json", '{"type": "complete"}'):
+        ws = await raw([TRANSPORT])
+        await ws.send(json.dumps({"type": "connection_init"}))
+        assert await frames(ws, 1) == [{"type": "connection_ack"}]
+        await ws.send(bad)
+        code, reason, _ = await closed_with(ws, 3)
+        assert code == 4400
+        assert reason.startswith("parsing ClientMessage failed: Error in $"), reason
+
+
+async def test_close_4403_forbidden_init(raw: Any) -> None:
+    """connection_init whose authentication fails (no admin secret; a wrong one) closes
+    the socket with 4403 "Forbidden" before any frame (Hasura's `mkWSServerErrorCode`)."""
+    for payload in ({}, {"headers": {"X-Svc-Admin-Secret": "wrong"}}):
+        ws = await raw([TRANSPORT], kind="secured")
+        await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
+        assert await closed_with(ws, 3) == (4403, "Forbidden", [])
+    ws = await raw([TRANSPORT], kind="secured")  # the right secret: acknowledged
+    headers = {"X-Svc-Admin-Secret": SECRET}
+    await ws.send(json.dumps({"type": "connection_init", "payload": {"headers": headers}}))
+    assert await frames(ws, 1) == [{"type": "connection_ack"}]
+
+
+async def test_close_4408_init_timeout(raw: Any) -> None:
+    """No connection_init within 3 s: closed 4408 "Connection initialisation timeout"."""
+    ws = await raw([TRANSPORT])
     started = time.monotonic()
-    assert await closed_code(ws, 6) == (4408 if interface == "asgi" else None)
+    assert await closed_with(ws, 6) == (4408, "Connection initialisation timeout", [])
     assert 2.5 < time.monotonic() - started < 5
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_keepalive_and_ping(raw: Any, interface: str) -> None:
+async def test_no_4401_subscribe_before_ack(raw: Any) -> None:
+    """The reference never sends 4401: a subscribe before connection_init is answered
+    `error` (`start-failed`) and `complete`, then the socket closes with 1000, reason
+    "4400: start received before the connection is initialised"."""
+    ws = await raw([TRANSPORT])
+    await ws.send(
+        json.dumps({"id": "1", "type": "subscribe", "payload": {"query": "{ item { id } }"}})
+    )
+    message = "start received before the connection is initialised"
+    code, reason, seen = await closed_with(ws, 3)
+    assert (code, reason) == (1000, f"4400: {message}")
+    error, complete = seen
+    assert error["type"] == "error" and error["id"] == "1"
+    assert error["payload"][0]["message"] == message
+    assert error["payload"][0]["extensions"]["code"] == "start-failed"
+    assert complete == {"type": "complete", "id": "1"}
+
+
+async def test_no_4409_duplicate_subscriber(raw: Any) -> None:
+    """The reference never sends 4409: a subscribe reusing the id of a running
+    subscription is answered `error` and `complete`, then the socket closes with 1000,
+    reason "4400: an operation already exists with this id: 1"."""
+    ws = await raw([TRANSPORT])
+    await ws.send(json.dumps({"type": "connection_init"}))
+    sub = {"query": "subscription { item { id } }"}
+    await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": sub}))
+    ack, first = await frames(ws, 2)
+    assert ack == {"type": "connection_ack"} and first["type"] == "next"
+    await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": sub}))
+    message = "an operation already exists with this id: 1"
+    code, reason, seen = await closed_with(ws, 3)
+    assert (code, reason) == (1000, f"4400: {message}")
+    errors = [f for f in seen if f["type"] == "error"]
+    assert [e["payload"][0]["message"] for e in errors] == [message]
+    assert seen[-1] == {"type": "complete", "id": "1"}
+
+
+async def test_no_4429_second_init(raw: Any) -> None:
+    """The reference never sends 4429: a second connection_init is acknowledged again and
+    the connection keeps serving."""
+    ws = await raw([TRANSPORT])
+    await ws.send(json.dumps({"type": "connection_init"}))
+    await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+    assert await frames(ws, 2) == [{"type": "connection_ack"}] * 2
+    await ws.send(
+        json.dumps({"id": "q", "type": "subscribe", "payload": {"query": "{ item { id } }"}})
+    )
+    data, complete = await frames(ws, 2)
+    assert data["type"] == "next" and complete == {"type": "complete", "id": "q"}
+
+
+async def test_close_1009_message_too_large(raw: Any) -> None:
+    """A frame over --max-body-size (20,000 bytes here) closes the socket with 1009."""
+    for protocols in (None, [TRANSPORT]):
+        ws = await raw(protocols)
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"x": "y" * 30_000}}))
+        assert await closed_code(ws, 3) == 1009
+
+
+async def test_close_1001_on_sigterm(pg_url: str) -> None:
+    """SIGTERM: open sockets of both protocols are closed with 1001 at once, so the server
+    stops well inside its 30 s grace period."""
+    server = await asyncio.to_thread(lambda: ServerProcess(create_database(pg_url)))
+    try:
+        server.query({"type": "bulk", "args": SETUP})
+        sockets = []
+        for protocols, start, data in ((None, "start", "data"), ([TRANSPORT], "subscribe", "next")):
+            ws = await websockets.connect(ws_url(server), subprotocols=protocols)
+            await ws.send(json.dumps({"type": "connection_init"}))
+            sub = {"query": "subscription { item { id } }"}
+            await ws.send(json.dumps({"id": "1", "type": start, "payload": sub}))
+            assert [f["type"] for f in await frames(ws, 2)] == ["connection_ack", data]
+            sockets.append(ws)
+        started = time.monotonic()
+        server.proc.terminate()
+        for ws in sockets:
+            assert await closed_code(ws, 10) == 1001
+        await asyncio.to_thread(server.proc.wait, 20)
+        assert time.monotonic() - started < 10
+    finally:
+        server.stop()
+
+
+# -- keep-alive, malformed frames, operations
+
+
+async def test_keepalive_and_ping(raw: Any) -> None:
     """Keep-alives every SVC_GRAPHQL_WEBSOCKET_KEEPALIVE (1 s here) after the ack; a client
     ping is answered with pong and its payload."""
-    apollo = await raw(interface)
+    apollo = await raw()
     await apollo.send(json.dumps({"type": "connection_init"}))
     got = await frames(apollo, 3, within=4, keepalive=True)
     assert got == [{"type": "connection_ack"}, {"type": "ka"}, {"type": "ka"}]
-    new = await raw(interface, ["graphql-transport-ws"])
+    new = await raw([TRANSPORT])
     await new.send(json.dumps({"type": "connection_init"}))
     await new.send(json.dumps({"type": "ping", "payload": {"n": 1}}))
     got = await frames(new, 3, within=4, keepalive=True)
@@ -249,24 +375,20 @@ async def test_keepalive_and_ping(raw: Any, interface: str) -> None:
     assert got[2] == {"type": "ping", "payload": {"message": "keepalive"}}
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_malformed_frames(raw: Any, interface: str) -> None:
-    ws = await raw(interface)
+async def test_malformed_frames_apollo(raw: Any) -> None:
+    """Apollo: a frame that is no client message gets connection_error; the socket stays."""
+    ws = await raw()
     for bad in ("not json", "[1]", '{"type": "start", "id": 1, "payload": {}}', '{"type":"x"}'):
         await ws.send(bad)
         (frame,) = await frames(ws, 1)
         assert frame["type"] == "connection_error"
         assert frame["payload"].startswith("parsing ClientMessage failed: ")
-    new = await raw(interface, ["graphql-transport-ws"])
-    await new.send("not json")
-    assert await closed_code(new, 3) == (4400 if interface == "asgi" else None)
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_operation_bound_and_stop(raw: Any, interface: str) -> None:
+async def test_operation_bound_and_stop(raw: Any) -> None:
     """At most SVC_GRAPHQL_WEBSOCKET_MAX_OPERATIONS (3 here) run at once; a stopped one
     frees its place and sends nothing more."""
-    ws = await raw(interface)
+    ws = await raw()
     await ws.send(json.dumps({"type": "connection_init"}))
     await frames(ws, 1)
     for i in range(4):
@@ -283,37 +405,101 @@ async def test_operation_bound_and_stop(raw: Any, interface: str) -> None:
         await frames(ws, 1, within=2.5)
 
 
-async def test_message_too_large(raw: Any) -> None:
-    """A frame over --max-body-size (20,000 bytes here) closes the socket with 1009."""
-    ws = await raw("asgi")
-    await ws.send(json.dumps({"type": "connection_init", "payload": {"x": "y" * 30_000}}))
-    assert await closed_code(ws, 3) == 1009
+# -- JWT expiry
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
-async def test_sigterm_closes_sockets(pg_url: str, interface: str) -> None:
-    """SIGTERM: open sockets are closed with 1001 (RSGI: without code) at once, so the
-    server stops well inside its 30 s grace period."""
-    server = await asyncio.to_thread(
-        lambda: ServerProcess(create_database(pg_url), "--server-interface", interface)
-    )
-    try:
-        server.query({"type": "bulk", "args": SETUP})
-        ws = await websockets.connect(ws_url(server))
-        await ws.send(json.dumps({"type": "connection_init"}))
-        await ws.send(
-            json.dumps(
-                {"id": "1", "type": "start", "payload": {"query": "subscription { item { id } }"}}
-            )
-        )
-        assert [f["type"] for f in await frames(ws, 2)] == ["connection_ack", "data"]
-        started = time.monotonic()
-        server.proc.terminate()
-        assert await closed_code(ws, 10) == (1001 if interface == "asgi" else None)
-        await asyncio.to_thread(server.proc.wait, 20)
-        assert time.monotonic() - started < 10
-    finally:
-        server.stop()
+def _token(exp: float) -> str:
+    claims = {"x-svc-allowed-roles": ["user"], "x-svc-default-role": "user"}
+    return jwt.encode({"exp": int(exp), CLAIMS_NS: claims}, JWT_KEY, algorithm="HS256")
+
+
+@pytest.mark.parametrize("protocols", [None, [TRANSPORT]], ids=["apollo", TRANSPORT])
+async def test_jwt_expiry_ends_connection(
+    raw: Any, servers: Servers, protocols: list[str] | None
+) -> None:
+    """A connection initialised with a JWT whose `exp` is 2 s ahead serves until then and
+    is ended at `exp` without a status code and without a frame (Hasura v2 `WebSocket.hs`
+    `tokenExpiryHandler`: the connection's threads end, no close frame; svc's server then
+    sends a close frame without status, 1005). An admin-secret connection opened at the
+    same time on the same server stays open."""
+    start = "start" if protocols is None else "subscribe"
+    await get(servers, "jwt")  # started before the clock runs
+    exp = int(time.time()) + 3  # whole seconds: `exp` is 2 to 3 s ahead
+    user = await raw(protocols, kind="jwt")
+    headers = {"Authorization": f"Bearer {_token(exp)}"}
+    await user.send(json.dumps({"type": "connection_init", "payload": {"headers": headers}}))
+    sub = {"query": "subscription { item { id } }"}
+    await user.send(json.dumps({"id": "1", "type": start, "payload": sub}))
+    ack, first = await frames(user, 2)
+    assert ack == {"type": "connection_ack"}
+    assert first["payload"] == {"data": {"item": []}}
+    admin = await raw(protocols, kind="jwt")
+    secret = {"X-Svc-Admin-Secret": SECRET}
+    await admin.send(json.dumps({"type": "connection_init", "payload": {"headers": secret}}))
+    assert await frames(admin, 1) == [{"type": "connection_ack"}]
+
+    code, reason, seen = await closed_with(user, exp - time.time() + 2)
+    closed_at = time.time()
+    assert (code, reason) == (None, "")
+    assert [f for f in seen if f["type"] not in ("ka", "ping")] == []
+    assert exp - 0.1 <= closed_at < exp + 1.5, closed_at - exp
+    keepalive = await frames(admin, 1, within=3, keepalive=True)  # still served
+    assert keepalive[0]["type"] in ("ka", "ping")
+
+
+async def test_jwt_expired_token_refused(raw: Any) -> None:
+    """A token already expired is refused at connection_init (graphql-transport-ws: 4403;
+    Apollo: connection_error naming JWTExpired)."""
+    headers = {"Authorization": f"Bearer {_token(time.time() - 60)}"}
+    ws = await raw([TRANSPORT], kind="jwt")
+    await ws.send(json.dumps({"type": "connection_init", "payload": {"headers": headers}}))
+    assert await closed_with(ws, 3) == (4403, "Forbidden", [])
+    ws = await raw(kind="jwt")
+    await ws.send(json.dumps({"type": "connection_init", "payload": {"headers": headers}}))
+    assert await frames(ws, 1) == [
+        {"type": "connection_error", "payload": "Could not verify JWT: JWTExpired"}
+    ]
+
+
+# -- --server-interface rsgi
+
+
+async def _log_line(server: ServerProcess, needle: str, within: float = 5.0) -> dict[str, Any]:
+    """The first JSON line of the server's output (`ServerProcess.log_path`: its stdout and
+    stderr) that contains `needle`; fails after `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        for line in server.log_path.read_text(errors="replace").splitlines():
+            if needle in line and line.startswith("{"):
+                entry: dict[str, Any] = json.loads(line)
+                return entry
+        assert time.monotonic() < deadline, f"no log line with {needle!r}"
+        await asyncio.sleep(0.1)
+
+
+async def test_rsgi_refuses_subprotocol_with_501(raw: Any, servers: Servers) -> None:
+    """Under --server-interface rsgi an upgrade that asks for a sub-protocol gets HTTP 501
+    and the server logs a line naming --server-interface asgi."""
+    for protocols in ([TRANSPORT], ["graphql-ws"]):
+        with pytest.raises(websockets.InvalidStatus) as caught:
+            await raw(protocols, kind="rsgi")
+        assert caught.value.response.status_code == 501
+    entry = await _log_line(await get(servers, "rsgi"), "websocket refused")
+    assert entry["type"] == "websocket-log" and entry["status"] == 501
+    assert "--server-interface asgi" in entry["message"]
+
+
+async def test_rsgi_serves_apollo_without_subprotocol(raw: Any) -> None:
+    """Under --server-interface rsgi an upgrade without a sub-protocol is served with
+    Apollo's protocol."""
+    ws = await raw(kind="rsgi")
+    assert ws.subprotocol is None
+    await ws.send(json.dumps({"type": "connection_init"}))
+    assert await frames(ws, 1) == [{"type": "connection_ack"}]
+    await ws.send(json.dumps({"id": "1", "type": "start", "payload": {"query": "{ item { id } }"}}))
+    data, complete = await frames(ws, 2)
+    assert data == {"type": "data", "id": "1", "payload": {"data": {"item": []}}}
+    assert complete == {"type": "complete", "id": "1"}
 
 
 CYCLES = 1000
@@ -338,8 +524,8 @@ def _worker_pid(server: ServerProcess) -> int:
 
 async def test_cycles_real_server_no_growth(pg_url: str) -> None:
     """1,000 connect / init / subscribe / first result / close cycles over real sockets
-    against one RSGI worker: its RSS grows by less than 8 MB after a 200-cycle warm-up and
-    its open descriptors return to where they were."""
+    against one worker (default interface): its RSS grows by less than 8 MB after a
+    200-cycle warm-up and its open descriptors return to where they were."""
     server = await asyncio.to_thread(
         lambda: ServerProcess(create_database(pg_url), "--workers", "1")
     )

@@ -45,21 +45,29 @@ class Authenticator:
         Raises SvcError: 401 `access-denied` (missing or wrong admin secret), JWT and webhook
         errors from those modes.
         """
+        session, _ = await self.session_until(headers)
+        return session
+
+    async def session_until(self, headers: dict[str, str]) -> tuple[Session, float | None]:
+        """`(session(headers), expiry)`: the expiry (seconds since the epoch) is a verified
+        JWT's `exp` claim, else None (admin secret, unauthorized role, no `exp`; the auth
+        webhook's answer lifetime is not reported here). Raises as `session`. The websocket
+        transport ends a connection at its expiry (`svc.server.ws_session`)."""
         if not self.secrets:
-            return header_session(headers, "admin")
+            return header_session(headers, "admin"), None
         given = headers.get("x-svc-admin-secret")
         if given is not None:
             if not self._secret_ok(given.encode()):
                 raise SvcError(ErrorCode.ACCESS_DENIED, "invalid x-svc-admin-secret", status=401)
-            return header_session(headers, "admin")
+            return header_session(headers, "admin"), None
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
-                return await self.jwt.session(headers)
-            return self._unauthorized()
+                return await self.jwt.session_until(headers)
+            return self._unauthorized(), None
         if self.webhook is not None:
-            return await self.webhook.session(headers)
+            return await self.webhook.session(headers), None
         if self.config.unauthorized_role:
-            return self._unauthorized()
+            return self._unauthorized(), None
         raise SvcError(
             ErrorCode.ACCESS_DENIED,
             "x-svc-admin-secret required, but not found",

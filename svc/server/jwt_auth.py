@@ -268,13 +268,25 @@ class JwtVerifier:
         algorithm, expiry, `nbf`, `aud`, `iss`), `jwt-missing-role-claims`,
         `jwt-invalid-claims`, `access-denied` (role not allowed): Hasura's `processJwt_`.
         """
+        session, _ = await self.session_until(headers)
+        return session
+
+    async def session_until(self, headers: dict[str, str]) -> tuple[Session, float | None]:
+        """`(session(headers), expiry)`: the expiry is the token's `exp` claim (seconds
+        since the epoch), None when it has none. Raises as `session`.
+
+        Hasura's `processJwt_` answers the same expiry with the user info; its websocket
+        transport ends a connection at that time (`WebSocket.hs`, `tokenExpiryHandler`).
+        """
         payload = await self.verify(self._token(headers))
         claims = self.claims(payload)
         allowed, default = _roles(claims)
         role = headers.get(ROLE_HEADER) or default
         if role not in allowed:
             raise SvcError(ErrorCode.ACCESS_DENIED, "Your requested role is not in allowed roles")
-        return claims_session(claims, role, _ROLE_CLAIMS)
+        exp = payload.get("exp")  # pyjwt has checked it is a number when present
+        expiry = float(exp) if isinstance(exp, int | float) else None
+        return claims_session(claims, role, _ROLE_CLAIMS), expiry
 
     async def verify(self, token: str) -> dict[str, Any]:
         """The verified payload of `token`; raises 400 `invalid-jwt` (see module doc)."""

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from svc.server.ws_endpoint import ws_route
-from svc.server.ws_protocol import choose_protocol, requested_protocols
+from svc.server.ws_protocol import CLOSE_NO_STATUS, choose_protocol, requested_protocols
 from svc.server.ws_session import WsContext, WsSession
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -46,7 +46,11 @@ class AsgiSocket:
         await self._send({"type": "websocket.send", "text": data.decode()})
 
     async def close(self, code: int, reason: str) -> None:
-        """`websocket.close` with `code` and `reason`."""
+        """`websocket.close` with `code` and `reason`; for `CLOSE_NO_STATUS` nothing is
+        sent: the app returns without a close, and the server ends the connection with a
+        close frame that has no status code (Granian 2.8; clients see 1005)."""
+        if code == CLOSE_NO_STATUS:
+            return
         await self._send({"type": "websocket.close", "code": code, "reason": reason})
 
 

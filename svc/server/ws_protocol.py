@@ -28,11 +28,35 @@ _decode = msgspec.json.decode
 
 #: The payload of the keep-alive `ping` of `graphql-transport-ws`.
 KEEPALIVE_PAYLOAD = {"message": "keepalive"}
-#: Close codes (graphql-transport-ws; RFC 6455 for 1000/1001/1009).
+
+# Close codes. The graphql-ws library's PROTOCOL.md defines 4400, 4401, 4403, 4408, 4409 and
+# 4429 for graphql-transport-ws; Hasura v2 declares all of them
+# (`Transport/WebSocket/Protocol.hs`, `ServerErrorCode`) but sends only some
+# (`Transport/WebSocket.hs`, `Transport/WebSocket/Server.hs`, `Transport/WSServerApp.hs`),
+# and svc sends what it sends:
+#
+# - 4400: a frame that is no client message (`mkWSServerErrorCode ClientMessageParseFailed`).
+# - 4403 "Forbidden": `connection_init` whose authentication fails
+#   (`mkWSServerErrorCode ConnInitFailed` for graphql-ws; older v2 releases used 4400).
+# - 4408: no `connection_init` within the init timeout (`createServerApp`'s timer).
+# - 4401 is never sent: a `subscribe` before `connection_ack` gets `error` (`start-failed`,
+#   "start received before the connection is initialised") and the connection closes
+#   with 1000, reason "4400: <message>" (`onStart` `sendStartErr`, `mkConnectionCloseAction`).
+# - 4409 is never sent: a `subscribe` reusing a running id is answered the same way with
+#   "an operation already exists with this id: <id>" (`onStart`).
+# - 4429 is never sent: a second `connection_init` authenticates again and is
+#   acknowledged again (`onConnInit`).
+# - 1001 on shutdown (the reference sends 1012 "shutting server down", `Server.hs`
+#   `shutdown`; svc sends 1001 Going Away, RFC 6455's code for a server going down).
+# - No status at all when the session's token expires (the reference's
+#   `tokenExpiryHandler` ends the connection without a close frame): `CLOSE_NO_STATUS`.
 CLOSE_NORMAL = 1000
 CLOSE_GOING_AWAY = 1001
+#: Not a code on the wire (RFC 6455 7.4.1): end the connection without a status code.
+CLOSE_NO_STATUS = 1005
 CLOSE_TOO_BIG = 1009
 CLOSE_BAD_REQUEST = 4400
+CLOSE_FORBIDDEN = 4403
 CLOSE_INIT_TIMEOUT = 4408
 
 

@@ -8,15 +8,22 @@ Behaviour is the reference's (reference-notes-wave2 section 1, conformance FIXTU
   the ordinary authentication (`svc.server.auth.Authenticator`). Success: `connection_ack`
   and, from the first, a keep-alive every `keepalive_s` (Apollo `ka`, graphql-transport-ws
   `ping` `{"message":"keepalive"}`). Failure: Apollo `connection_error` with the error
-  text (the socket stays open), graphql-transport-ws close 4400 "Connection
-  initialization failed: <text>". A later `connection_init` authenticates again (its own
-  payload headers over the upgrade headers) and is acknowledged again.
+  text (the socket stays open), graphql-transport-ws close 4403 "Forbidden" (Hasura v2
+  `WebSocket/Server.hs` `mkWSServerErrorCode ConnInitFailed`). A later `connection_init`
+  authenticates again (its own payload headers over the upgrade headers) and is
+  acknowledged again (never 4429: Hasura's `onConnInit`).
+- Token expiry: when the session of the last successful `connection_init` has an expiry
+  (a JWT's `exp`, `Authenticator.session_until`), the connection ends at that time, both
+  protocols: its operations stop and it closes without a status code and without a
+  frame (Hasura v2 `WebSocket.hs` `tokenExpiryHandler`: the connection's threads end,
+  no close frame is sent). A later `connection_init` replaces the expiry with its own.
 - graphql-transport-ws only: no `connection_init` within `init_timeout_s` → close 4408.
 - A frame that is no client message: Apollo `connection_error` "parsing ClientMessage
   failed: ..." (open), graphql-transport-ws close 4400.
 - `start` before a successful init, with a duplicate id, or past `max_operations`:
   `error` (code `start-failed`) then `complete`; graphql-transport-ws then closes (1000,
-  reason "4400: <text>", as the reference's `mkConnectionCloseAction`).
+  reason "4400: <text>", as the reference's `mkConnectionCloseAction`; it never sends
+  4401 or 4409, see `ws_protocol`).
 - `ping` → `pong` with its payload; a `pong` whose payload is not the keep-alive → `ping`
   with that payload. `connection_terminate` → the server closes, no frame.
 - A frame longer than `max_message_bytes` (`--max-body-size`) closes with 1009.
@@ -27,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -97,7 +105,8 @@ class WsSocket(Protocol):
         """Send one text frame (`data` is UTF-8 JSON)."""
 
     async def close(self, code: int, reason: str) -> None:
-        """Close with `code` and `reason` (at most 123 bytes)."""
+        """Close with `code` and `reason` (at most 123 bytes); `CLOSE_NO_STATUS`: end the
+        connection without a status code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +138,7 @@ class WsSession:
         self._lock = asyncio.Lock()
         self._keepalive: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._expiry: asyncio.TimerHandle | None = None
         self._reader: asyncio.Task[Any] | None = None
         self._closing: tuple[int, str] | None = None
         self._closed_sent = False
@@ -169,6 +179,8 @@ class WsSession:
         self.ctx.sessions.discard(self)
         if self._timer is not None:
             self._timer.cancel()
+        if self._expiry is not None:
+            self._expiry.cancel()
         if self._keepalive is not None:
             self._keepalive.cancel()
         await self.ops.stop_all()
@@ -213,8 +225,17 @@ class WsSession:
         await self.close(wp.CLOSE_GOING_AWAY, "server shutting down")
 
     def _init_timeout(self) -> None:
-        if self.auth is None and self._closing is None:
-            self._closing = (wp.CLOSE_INIT_TIMEOUT, "Connection initialisation timeout")
+        if self.auth is None:
+            self._close_soon(wp.CLOSE_INIT_TIMEOUT, "Connection initialisation timeout")
+
+    def _expired(self) -> None:
+        """The session's token expired: end the connection without a status code."""
+        self._close_soon(wp.CLOSE_NO_STATUS, "")
+
+    def _close_soon(self, code: int, reason: str) -> None:
+        """`close` from a timer callback: the reader, cancelled, sends it."""
+        if self._closing is None:
+            self._closing = (code, reason)
             self.closed = True
             if self._reader is not None:
                 self._reader.cancel()
@@ -250,20 +271,31 @@ class WsSession:
         # action forwards (issue 16, `forward_client_headers`).
         set_client_headers({**self.headers, **payload_headers})
         try:
-            self.auth = await self.ctx.auth.session({**self.headers, **payload_headers})
+            self.auth, expiry = await self.ctx.auth.session_until(
+                {**self.headers, **payload_headers}
+            )
         except Exception as exc:
             message = exc.message if isinstance(exc, SvcError) else "authentication failed"
             self.auth = _InitFailed(message)
             if self.protocol is WsProtocol.APOLLO:
                 await self._send(wp.control("connection_error", message))
             else:
-                await self.close(
-                    wp.CLOSE_BAD_REQUEST, f"Connection initialization failed: {message}"
-                )
+                await self.close(wp.CLOSE_FORBIDDEN, "Forbidden")
             return
+        self._expire_at(expiry)
         await self._send(wp.ACK)
         if self._keepalive is None:
             self._keepalive = asyncio.ensure_future(self._keep_alive())
+
+    def _expire_at(self, expiry: float | None) -> None:
+        """End the connection at `expiry` (seconds since the epoch; None: never), in
+        place of any earlier expiry."""
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        if expiry is not None:
+            delay = max(0.0, expiry - time.time())
+            self._expiry = asyncio.get_running_loop().call_later(delay, self._expired)
 
     async def _keep_alive(self) -> None:
         frame = wp.keepalive(self.protocol)
