@@ -1,33 +1,56 @@
-"""Node websocket clients against a real `svc serve` (issue 13 acceptance): the npm
-`graphql-ws` and `subscriptions-transport-ws` clients (versions pinned by
-tests/node/package-lock.json, installed once into the git-ignored tests/node/node_modules)
-connect, subscribe, receive the first result and a change, and stop (tests/node/client.mjs).
+"""Real npm GraphQL clients against a real `svc serve` (issue 13 acceptance, issue 23 client
+matrix), the server started with no `--server-interface` (the default, ASGI).
+
+The clients, pinned by tests/node/package-lock.json and installed once (`npm ci`) into
+the git-ignored tests/node/node_modules: `graphql-ws` 5.16 (createClient),
+`subscriptions-transport-ws` 0.11 (SubscriptionClient), Apollo Client 3.14
+(`ApolloClient` + `GraphQLWsLink` over graphql-ws, `HttpLink` for the mutation,
+`InMemoryCache`, default fetch policy) and urql (`@urql/core` 5.2 `Client`,
+`subscriptionExchange` over graphql-ws, `fetchExchange` for the mutation); `ws` 8,
+`graphql` 16. Each connects,
+subscribes to `item`, gets the first result (three rows), runs a mutation inserting a row,
+gets the change (four rows), stops and closes (tests/node/client.mjs, transports.mjs): the
+steps in order with their data, and for the graphql-ws based clients the close code the
+server answered (1000).
+
+Under `--server-interface rsgi` the graphql-ws client fails fast: the upgrade is answered
+with HTTP 501 and the server logs a line naming `--server-interface asgi`.
 
 Skipped with the reason when `node`/`npm` are missing or the install fails (offline).
-Under RSGI the handshake fails in Node's `ws`: Granian 2.8.7 cannot echo the sub-protocol
-(ARCHITECTURE.md "WebSockets"), a strict xfail.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
+import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, server_with
+from tests.support import ROOT, ServerProcess, server_with
 from tests.test_live_queries import STEPS
 
-NODE_DIR = Path(__file__).parent / "node"
-CLIENTS = ("graphql-ws", "subscriptions-transport-ws")
-RSGI_NO_SUBPROTOCOL = (
-    "Granian 2.8.7's RSGI accept() cannot echo Sec-WebSocket-Protocol, and Node's ws "
-    "refuses a handshake without it ('Server sent no subprotocol')"
-)
+NODE_DIR = ROOT / "tests" / "node"
+# Client name (client.mjs's argument) -> the npm packages it needs.
+CLIENTS = {
+    "graphql-ws": ("graphql-ws", "ws", "graphql"),
+    "subscriptions-transport-ws": ("subscriptions-transport-ws", "ws", "graphql"),
+    "apollo": ("@apollo/client", "graphql-ws", "ws", "graphql"),
+    "urql": ("@urql/core", "graphql-ws", "ws", "graphql"),
+}
+# The clients whose cache adds `__typename` to every selection set.
+ADDS_TYPENAME = {"apollo", "urql"}
+# The clients that report the close code (their graphql-ws `closed` event).
+CLOSE_CODE = {"graphql-ws", "apollo", "urql"}
+
+
+def _installed() -> bool:
+    packages = {name for names in CLIENTS.values() for name in names}
+    return all((NODE_DIR / "node_modules" / name / "package.json").exists() for name in packages)
 
 
 def _install() -> str | None:
@@ -35,7 +58,7 @@ def _install() -> str | None:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         return "node/npm not found (Debian: apt-get install nodejs npm)"
-    if all((NODE_DIR / "node_modules" / name / "package.json").exists() for name in CLIENTS):
+    if _installed():
         return None
     try:
         done = subprocess.run(
@@ -49,6 +72,8 @@ def _install() -> str | None:
         return "npm ci timed out (offline?)"
     if done.returncode != 0:
         return f"npm ci failed (offline?): {done.stderr.strip()[-300:]}"
+    if not _installed():
+        return "npm ci succeeded but a client package is missing from tests/node/node_modules"
     return None
 
 
@@ -64,45 +89,87 @@ def node_clients() -> str:
 
 
 @pytest.fixture(scope="module")
-def servers(pg_url: str) -> Iterator[dict[str, ServerProcess]]:
-    """A server per interface (started on first use) with `item` (three rows) tracked."""
-    with contextlib.ExitStack() as stack:
-
-        class Lazy(dict[str, ServerProcess]):
-            def __missing__(self, interface: str) -> ServerProcess:
-                args = ("--server-interface", interface)
-                self[interface] = stack.enter_context(server_with(pg_url, STEPS, *args))
-                return self[interface]
-
-        yield Lazy()
+def server(pg_url: str) -> Iterator[ServerProcess]:
+    """One server, default interface and worker count, with `item` (three rows) tracked."""
+    with server_with(pg_url, STEPS) as s:
+        yield s
 
 
-@pytest.mark.parametrize(
-    "interface",
-    [
-        "asgi",
-        pytest.param("rsgi", marks=pytest.mark.xfail(strict=True, reason=RSGI_NO_SUBPROTOCOL)),
-    ],
-)
-@pytest.mark.parametrize("client", CLIENTS)
-def test_node_client(
-    node_clients: str, servers: dict[str, ServerProcess], interface: str, client: str
-) -> None:
-    """connect, subscribe: first result; a mutation over the same client; the change;
-    stop; close: every step printed in order, nothing else."""
-    s = servers[interface]
-    # Each client adds its own row: remove it so the other client starts from three.
-    s.query({"type": "run_sql", "args": {"sql": "delete from item where owner = 'n'"}})
+@pytest.fixture
+def rsgi_server(pg_url: str) -> Iterator[ServerProcess]:
+    """A server with `--server-interface rsgi` (default worker count), `item` tracked."""
+    with server_with(pg_url, STEPS, "--server-interface", "rsgi") as s:
+        yield s
+
+
+def run_client(node: str, client: str, s: ServerProcess) -> tuple[list[dict[str, Any]], Any]:
+    """Run tests/node/client.mjs; its JSON step lines and the finished process."""
     url = s.url.replace("http://", "ws://") + "/v1/graphql"
     done = subprocess.run(
-        [node_clients, "client.mjs", client, url],
+        [node, "client.mjs", client, url],
         cwd=NODE_DIR,
         capture_output=True,
         text=True,
         timeout=60,
     )
     steps = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return steps, done
+
+
+def refusals(s: ServerProcess) -> list[dict[str, Any]]:
+    """The server's JSON `websocket-log` lines so far (its stdout and stderr)."""
+    found = []
+    for line in s.log_path.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            entry = json.loads(line)
+            if entry.get("type") == "websocket-log":
+                found.append(entry)
+    return found
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_node_client(node_clients: str, server: ServerProcess, client: str) -> None:
+    """connect, subscribe: first result (three rows); a mutation through the same client
+    answers the new row's id (and `__typename` "item" where the client asks for it); the
+    change (four rows); stop; close (code 1000 where the client reports it): every step
+    printed in order, nothing else."""
+    # Each client adds its own row: remove it so every client starts from three.
+    r = server.query({"type": "run_sql", "args": {"sql": "delete from item where owner = 'n'"}})
+    assert r.status_code == 200, r.text
+    steps, done = run_client(node_clients, client, server)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert [st["step"] for st in steps] == ["first", "mutation", "change", "stopped", "closed"]
     assert steps[0]["names"] == ["one", "two", "three"]
+    inserted = steps[1]["data"]["insert_item_one"]
+    assert isinstance(inserted["id"], int), steps[1]
+    if client in ADDS_TYPENAME:
+        assert inserted["__typename"] == "item", steps[1]
     assert steps[2]["names"] == ["one", "two", "three", "node"]
+    if client in CLOSE_CODE:
+        assert steps[4] == {"step": "closed", "code": 1000}
+
+
+def test_rsgi_refuses_graphql_ws_fast(node_clients: str, rsgi_server: ServerProcess) -> None:
+    """Under `--server-interface rsgi` the graphql-ws client's upgrade (it asks for the
+    `graphql-transport-ws` sub-protocol) is answered with HTTP 501: Node's `ws` reports
+    "Unexpected server response: 501" within 10 s (the client gives up at 20 s), and the
+    server's output has a `websocket-log` line with status 501 naming the sub-protocol and
+    `--server-interface asgi` (written by the refusal: absent before the client ran)."""
+    s = rsgi_server
+    assert refusals(s) == []  # the start banner names the option too: not that line
+    started = time.monotonic()
+    steps, done = run_client(node_clients, "graphql-ws", s)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert [st["step"] for st in steps] == ["error"], steps
+    status = re.search(r"Unexpected server response: (\d+)", steps[0]["error"])
+    assert status is not None, steps
+    assert status.group(1) == "501"
+    assert elapsed < 10, f"the client took {elapsed:.1f} s to fail"
+    deadline = time.monotonic() + 5
+    while not (logged := refusals(s)):
+        assert time.monotonic() < deadline, s.log_path.read_text(errors="replace")[-2000:]
+        time.sleep(0.1)
+    assert logged[0]["status"] == 501, logged
+    assert "--server-interface asgi" in logged[0]["message"], logged
+    assert "graphql-transport-ws" in logged[0]["message"], logged
