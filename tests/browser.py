@@ -34,7 +34,9 @@ def chromium() -> str | None:
 class Browser:
     """One headless Chromium with one page. `evaluate(js)` returns the expression's value
     (awaiting a promise); `wait_for(js)` polls until it is truthy (raises TimeoutError);
-    `screenshot(path)` writes a PNG. Close with `close()` (or use `with`)."""
+    `screenshot(path)` writes a PNG; after `record_network()`, `events(name)` gives the
+    DevTools events seen so far (websocket frames among them). Close with `close()` (or use
+    `with`)."""
 
     def __init__(self, executable: str, width: int = 1400, height: int = 900) -> None:
         self.profile = tempfile.mkdtemp(prefix="svc-chromium-")
@@ -44,6 +46,8 @@ class Browser:
                 "--headless=new",
                 "--no-sandbox",
                 "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-dev-shm-usage",
                 "--no-first-run",
                 "--remote-debugging-port=0",
                 f"--user-data-dir={self.profile}",
@@ -59,6 +63,7 @@ class Browser:
         page = next(p for p in pages if p.get("type") == "page")
         self.ws = connect(page["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024)
         self.ids = itertools.count(1)
+        self.seen: list[dict[str, Any]] = []  # every DevTools event received, in order
         self.send("Runtime.enable")
         self.send("Page.enable")
 
@@ -75,15 +80,28 @@ class Browser:
         raise RuntimeError("chromium did not start its DevTools endpoint")
 
     def send(self, method: str, **params: Any) -> Any:
-        """One DevTools command; its result (events in between are skipped)."""
+        """One DevTools command; its result (events in between are kept in `seen`)."""
         ident = next(self.ids)
         self.ws.send(json.dumps({"id": ident, "method": method, "params": params}))
         while True:
             message = json.loads(self.ws.recv(timeout=60))
-            if message.get("id") == ident:
+            if "method" in message and "id" not in message:
+                self.seen.append(message)
+            elif message.get("id") == ident:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
+
+    def record_network(self) -> None:
+        """From now on keep the page's network events (requests, websockets and their
+        frames: `Network.webSocketCreated`, `Network.webSocketHandshakeResponseReceived`,
+        `Network.webSocketFrameSent`, `Network.webSocketFrameReceived`, ...)."""
+        self.send("Network.enable")
+
+    def events(self, method: str) -> list[dict[str, Any]]:
+        """The `params` of every event named `method` received so far, oldest first (events
+        arrive while commands run: `wait_for` polls, so it collects them)."""
+        return [e.get("params", {}) for e in self.seen if e["method"] == method]
 
     def goto(self, url: str) -> None:
         """Navigate and wait for the document to finish loading."""
