@@ -64,6 +64,39 @@ def _positive(env: dict[str, str], name: str, default: int) -> int:
     return value
 
 
+#: The reference's experimental feature keys (Hasura `server/src-lib/Hasura/Server/Types.hs`,
+#: `experimentalFeatureKey`), in its order. `streaming_subscriptions` is still accepted
+#: but changes nothing: streaming fields are offered by default since v2.11 (they hide
+#: with `hide_stream_fields`, `svc.schema.stream.streaming_enabled`).
+EXPERIMENTAL_FEATURES = (
+    "inherited_roles",
+    "optimize_permission_filters",
+    "naming_convention",
+    "streaming_subscriptions",
+    "apollo_federation",
+    "hide_update_many_fields",
+    "bigquery_string_numeric_input",
+    "hide_aggregation_predicates",
+    "hide_stream_fields",
+    "group_by_aggregations",
+    "disable_postgres_arrays",
+    "no_null_unbound_variable_default",
+    "remove_empty_subscription_responses",
+)
+
+
+def experimental_features(env: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The experimental features `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` (comma-separated;
+    `env`, else the process environment) names, as the reference reads
+    `HASURA_GRAPHQL_EXPERIMENTAL_FEATURES` (`Hasura.Server.Init.Env`, `FromEnv (HashSet
+    ExperimentalFeature)`): entries stripped and lower-cased, each known key once in the
+    order given. An entry the reference does not know is left out (the reference refuses
+    to start; svc does not refuse its configuration here)."""
+    raw = (os.environ if env is None else env).get("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "")
+    named = [part.strip().lower() for part in raw.split(",")]
+    return tuple(dict.fromkeys(f for f in named if f in EXPERIMENTAL_FEATURES))
+
+
 LOG_LEVELS = ("debug", "info", "warn", "error")
 
 
@@ -135,6 +168,9 @@ class Config:
     # for streams (`--streaming-queries-multiplexed-*`), the reference's defaults.
     streaming_queries_refetch_interval: int = 1000
     streaming_queries_batch_size: int = 100
+    # `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` (`experimental_features`), as `/v1alpha1/config`
+    # reports them; the schema reads the variable itself when it is built.
+    experimental_features: tuple[str, ...] = ()
     live_queries_skip_idle: str = "off"  # off | mutations | triggers (svc/api/live/watch.py)
     # Issue 18 (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
     # the lowest level of log lines written, and whether `/console` serves GraphiQL.
@@ -198,6 +234,7 @@ class Config:
             "streaming_queries_batch_size": _positive(
                 e, "SVC_GRAPHQL_STREAMING_QUERIES_MULTIPLEXED_BATCH_SIZE", 100
             ),
+            "experimental_features": experimental_features(e),
             "live_queries_skip_idle": e.get("SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE") or "off",
             "metrics_secret": e.get("SVC_GRAPHQL_METRICS_SECRET", ""),
             "log_level": _log_level(e.get("SVC_GRAPHQL_LOG_LEVEL")),

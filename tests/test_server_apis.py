@@ -101,6 +101,8 @@ def test_config_api(secured: ServerProcess) -> None:
         "jwt",
         "is_allow_list_enabled",
         "live_queries",
+        "streaming_queries",
+        "experimental_features",
     }
     assert secured.client.get("/v1alpha1/config").status_code == 400
 

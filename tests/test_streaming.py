@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 import pytest
 from gql import Client, gql
+from gql.transport.exceptions import TransportConnectionFailed
 from graphql import (
     GraphQLInputObjectType,
     GraphQLNonNull,
@@ -140,27 +141,43 @@ def streaming(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_feature_flag_parsing() -> None:
+    """Streaming fields are on by default since Hasura v2.11.0 (CHANGELOG: "server: enable
+    streaming subscriptions by default"); `streaming_subscriptions` is accepted and changes
+    nothing; `hide_stream_fields` (any case, among others) hides them (Hasura
+    `server/src-lib/Hasura/GraphQL/Schema.hs`, `soIncludeStreamFields`)."""
+    assert streaming_enabled({})
     assert streaming_enabled({"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "a, streaming_subscriptions"})
-    assert not streaming_enabled({"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "streaming"})
-    assert not streaming_enabled({})
+    assert streaming_enabled({"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "hide_stream"})
+    assert not streaming_enabled({"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "x, Hide_Stream_Fields "})
+    assert not streaming_enabled(
+        {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "streaming_subscriptions,hide_stream_fields"}
+    )
 
 
-def test_schema_only_with_the_feature(
+def test_schema_without_the_feature(
     new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(lambda url: _schema_only_with_the_feature(url, monkeypatch), new_database())
+    run(lambda url: _schema_without_the_feature(url, monkeypatch), new_database())
 
 
-async def _schema_only_with_the_feature(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", raising=False)
+async def _schema_without_the_feature(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` the role gets `item_stream`;
+    `hide_stream_fields` takes it (and its types) away; `streaming_subscriptions` shows
+    the same schema as no variable."""
+    monkeypatch.setenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "hide_stream_fields")
     async with engine(url) as eng:
         plain = eng.state.schema("user")
         assert plain.subscription_type is not None
         assert "item_stream" not in plain.subscription_type.fields
+        assert "item" in plain.subscription_type.fields
         assert plain.get_type("cursor_ordering") is None
+    monkeypatch.delenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES")
+    async with engine(url, setup=False) as eng:
+        default = print_schema(eng.state.schema("user"))
     monkeypatch.setenv(*next(iter(FEATURE.items())))
     async with engine(url, setup=False) as eng:
         schema = eng.state.schema("user")
+        assert print_schema(schema) == default
         assert schema.subscription_type is not None and schema.query_type is not None
         assert "item_stream" not in schema.query_type.fields  # subscriptions only
         field = schema.subscription_type.fields["item_stream"]
@@ -480,9 +497,10 @@ async def _timestamp_cursor(url: str) -> None:
 
 @pytest.mark.parametrize("interface", ["asgi", "rsgi"])
 async def test_gql_client_over_websockets(pg_url: str, interface: str) -> None:
-    """A real `svc serve` on each interface and gql's transport offering both protocols
-    (under RSGI, which echoes none, gql speaks the first, Apollo's): the first batch,
-    then only the rows a mutation adds, then stop."""
+    """A real `svc serve` on each interface and gql's transport offering both protocols:
+    under ASGI the first batch, then only the rows a mutation adds, then stop; RSGI
+    refuses a websocket that asks for a sub-protocol with 501 (it cannot echo one; `svc
+    serve`'s default interface is ASGI)."""
     url = await asyncio.to_thread(create_database, pg_url)
     server = await asyncio.to_thread(
         ServerProcess,
@@ -494,6 +512,12 @@ async def test_gql_client_over_websockets(pg_url: str, interface: str) -> None:
     try:
         r = server.query({"type": "bulk", "args": STEPS})
         assert r.status_code == 200, r.text
+        if interface == "rsgi":
+            with pytest.raises(TransportConnectionFailed) as failed:
+                async with Client(transport=Transport(url=ws_url(server))):
+                    pass
+            assert "HTTP 501" in str(failed.value.__cause__)
+            return
         async with Client(
             transport=Transport(url=ws_url(server)), fetch_schema_from_transport=False
         ) as session:

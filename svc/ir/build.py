@@ -452,7 +452,7 @@ def _permissions(
                     {"table": msgspec.to_builtins(table.name), **plain(item)},
                     f"Inconsistent object: in table {table.name.quoted()}: in permission for "
                     f'role "{role}": {exc}',
-                    ErrorCode.VALIDATION_FAILED,
+                    exc.code,  # `validation-failed` but for root fields (permissions.py)
                     f"{kind}_permission {role} in table {table.name} in source default",
                     table.name,
                     f"{role}.{kind}",

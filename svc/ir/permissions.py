@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec import UNSET
+
 from svc.errors import ErrorCode, SvcError
 from svc.ir.operators import OPERATORS, Operand
 from svc.metadata.model import QualifiedName, qualify
@@ -33,7 +35,11 @@ def unresolved(reason: str) -> SvcError:
 
 @dataclass(frozen=True, slots=True)
 class SelectPermission:
-    """A role's select rule: visible columns, row filter, row cap, aggregate access."""
+    """A role's select rule: visible columns, row filter, row cap, aggregate access, and
+    the root fields it may have: `query_root_fields` (kinds `select`, `select_by_pk`,
+    `select_aggregate`) and `subscription_root_fields` (those and `select_stream`); None
+    allows every kind (Hasura `Hasura.RQL.Types.Permission`, `AllowedRootFields`:
+    `ARFAllowAllRootFields` when the key is absent or null)."""
 
     role: str
     columns: tuple[str, ...]
@@ -41,6 +47,8 @@ class SelectPermission:
     limit: int | None
     allow_aggregations: bool
     computed_fields: tuple[str, ...]
+    query_root_fields: frozenset[str] | None = None
+    subscription_root_fields: frozenset[str] | None = None
 
 
 def is_session_variable(value: Any) -> bool:
@@ -230,18 +238,44 @@ def select_permission(
     resolver: FilterResolver,
 ) -> SelectPermission:
     """Resolve one `select_permissions` rule (absent `columns`: none); raises `SvcError`
-    (`unresolved`)."""
+    (`unresolved`), or 400 `invalid-configuration` when `query_root_fields` or
+    `subscription_root_fields` lists `select_aggregate` without `allow_aggregations`
+    (the reference's message, `Test.Auth.Authorization.DisableRootFields.SelectPermission.
+    EnableAggSpec`; the kinds themselves are checked when the document is parsed,
+    `svc.metadata.root_fields`)."""
     columns = _columns(given(rule.columns, ()), all_columns)
     computed = given(rule.computed_fields, ())
     for name in computed:
         if name not in resolver.tables[table].computed_fields:
             raise unresolved(f'computed field "{name}" does not exist')
     limit = given(rule.limit, None)
+    allow_aggregations = bool(given(rule.allow_aggregations, False))
+    query_roots = _allowed_roots(rule.query_root_fields)
+    subscription_roots = _allowed_roots(rule.subscription_root_fields)
+    if not allow_aggregations and any(
+        roots is not None and "select_aggregate" in roots
+        for roots in (query_roots, subscription_roots)
+    ):
+        raise SvcError(
+            ErrorCode.INVALID_CONFIGURATION,
+            'The "select_aggregate" root field can only be enabled in the query_root_fields '
+            'or  the subscription_root_fields when "allow_aggregations" is set to true',
+        )
     return SelectPermission(
         role=role,
         columns=columns,
         filter=resolver.resolve(table, given(rule.filter, None)),
         limit=limit,
-        allow_aggregations=bool(given(rule.allow_aggregations, False)),
+        allow_aggregations=allow_aggregations,
         computed_fields=tuple(computed),
+        query_root_fields=query_roots,
+        subscription_root_fields=subscription_roots,
     )
+
+
+def _allowed_roots(listed: Any) -> frozenset[str] | None:
+    """The root field kinds a `query_root_fields`/`subscription_root_fields` value allows:
+    None (every kind) when absent or null, else the set listed."""
+    if listed is None or listed is UNSET:
+        return None
+    return frozenset(listed)

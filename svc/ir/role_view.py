@@ -60,7 +60,13 @@ class TableAccess:
     select permission). `root_fields` holds the kinds of root field the table gets:
     `select`, `select_stream` (a subscription root, `svc.schema.stream`), `select_by_pk`,
     `select_aggregate`, `insert`, `insert_one`, `update`, `update_by_pk`, `update_many`,
-    `delete`, `delete_by_pk`.
+    `delete`, `delete_by_pk`. `query_roots` and `subscription_roots` are the select kinds
+    (`select`, `select_by_pk`, `select_aggregate`; `select_stream` for subscriptions) the
+    role gets in `query_root` and `subscription_root`: those of `root_fields` its select
+    permission's `query_root_fields`/`subscription_root_fields` allow (absent or null:
+    all; Hasura `server/src-lib/Hasura/GraphQL/Schema/Build.hs`,
+    `buildTableQueryAndSubscriptionFields`). They hide root fields only: the table stays
+    readable through relationships, functions and mutations' `returning`.
     """
 
     table: Table
@@ -80,6 +86,8 @@ class TableAccess:
     can_delete: bool
     pk_visible: bool
     root_fields: frozenset[str]
+    query_roots: frozenset[str] = frozenset()
+    subscription_roots: frozenset[str] = frozenset()
 
     def write(self, kind: str) -> WriteAccess | None:
         """The rule of write `kind` (`insert`, `update`, `delete`); None without one."""
@@ -177,6 +185,18 @@ def _table_access(view: RoleView, table: Table) -> TableAccess:
     can_delete = table.deletable and selectable and delete is not None and not delete.backend_only
     pk_visible = bool(table.primary_key) and selectable and names.issuperset(table.primary_key)
     aggregations = admin or (sp is not None and sp.allow_aggregations)
+    root_fields = frozenset(
+        _root_fields(
+            selectable,
+            aggregations,
+            pk_visible,
+            insert_cols is not None,
+            update_cols is not None,
+            can_delete,
+        )
+        if table.gql_name
+        else ()
+    )
     return TableAccess(
         table=table,
         readable=admin or sp is not None,
@@ -194,19 +214,26 @@ def _table_access(view: RoleView, table: Table) -> TableAccess:
         update_columns=update_cols,
         can_delete=can_delete,
         pk_visible=pk_visible,
-        root_fields=frozenset(
-            _root_fields(
-                selectable,
-                aggregations,
-                pk_visible,
-                insert_cols is not None,
-                update_cols is not None,
-                can_delete,
-            )
-            if table.gql_name
-            else ()
+        root_fields=root_fields,
+        query_roots=_allowed(root_fields & QUERY_ROOTS, sp, "query_root_fields"),
+        subscription_roots=_allowed(
+            root_fields & SUBSCRIPTION_ROOTS, sp, "subscription_root_fields"
         ),
     )
+
+
+#: The root field kinds a select permission's `query_root_fields` and
+#: `subscription_root_fields` name (Hasura `Hasura.RQL.Types.Permission`,
+#: `QueryRootFieldType`, `SubscriptionRootFieldType`).
+QUERY_ROOTS = frozenset({"select", "select_by_pk", "select_aggregate"})
+SUBSCRIPTION_ROOTS = QUERY_ROOTS | {"select_stream"}
+
+
+def _allowed(kinds: frozenset[str], sp: Any, key: str) -> frozenset[str]:
+    """`kinds` less those the select permission's `key` leaves out (None: admin, or the
+    key absent or null, allows all)."""
+    listed = None if sp is None else getattr(sp, key)
+    return kinds if listed is None else kinds & listed
 
 
 def _write(table: Table, kind: str, role: str, admin: bool) -> WriteAccess | None:

@@ -27,6 +27,7 @@ from svc.metadata.function_model import ComputedField, ComputedFieldDefinition
 from svc.metadata.model import Metadata, TableEntry
 from svc.metadata.names import check_computed_field_name
 from svc.metadata.permission_model import PERMISSION_TYPES, RULES, Permission
+from svc.metadata.root_fields import check_root_fields
 
 
 def permissions_of(entry: TableEntry, kind: str) -> tuple[Permission[Any], ...]:
@@ -53,7 +54,7 @@ def without_permission(entry: TableEntry, kind: str, role: str) -> TableEntry:
 def create_permission(md: Metadata, args: CreatePermission, kind: str) -> Metadata:
     """Add a `kind` permission for a role: 400 `not-exists` when the table is not tracked,
     `permission-error` when the role has one (spec 7), `parse-failed` when a value of the
-    body has the wrong type."""
+    body has the wrong type (a select permission's root field lists: `check_root_fields`)."""
     table, entry = tracked_entry(md, args.table)
     if any(p.role == args.role for p in permissions_of(entry, kind)):
         raise SvcError(
@@ -61,7 +62,10 @@ def create_permission(md: Metadata, args: CreatePermission, kind: str) -> Metada
             f'{kind} permission on "{table}" for role "{args.role}" already exists',
             path="$.args",
         )
-    rule = parse_args(RULES[kind], args.permission, "$.args.permission")
+    body = args.permission
+    if kind == "select":  # root field lists as the reference parses them
+        body = check_root_fields(body, "$.args.permission")
+    rule = parse_args(RULES[kind], body, "$.args.permission")
     comment = UNSET if args.comment is None else args.comment
     item = Permission(role=args.role, permission=rule, comment=comment)
     return replace_table(

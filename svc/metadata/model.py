@@ -36,6 +36,7 @@ from svc.metadata.permission_model import (
     UpdatePermission,
 )
 from svc.metadata.qualified import JSON, QualifiedName, TableName, plain, qualify
+from svc.metadata.root_fields import check_table_entries
 
 __all__ = ["JSON", "QualifiedName", "TableName", "plain", "qualify"]
 
@@ -152,7 +153,8 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source.
     Raises `SvcError` `parse-failed` with the JSON path of the first bad value: a `version`
     other than 2 or 3 (`check_version`), a source that is not an object, a value of the
-    wrong type (msgspec's message), a name that is not a GraphQL name
+    wrong type (msgspec's message; a select permission's root field lists: aeson's,
+    `svc.metadata.root_fields`), a name that is not a GraphQL name
     (`svc.metadata.names.check_metadata_names`, which also raises its other codes).
     """
     from svc.metadata.names import check_metadata_names  # names.py imports this module
@@ -179,7 +181,8 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
         obj = compat.upgrade(obj)  # version 1, functions as plain names (issue 18)
     limits = introspection = None
     if isinstance(obj, dict):
-        obj = {**obj, "tables": [_normalise_table(t) for t in obj.get("tables") or []]}
+        tables = [_normalise_table(t) for t in obj.get("tables") or []]
+        obj = {**obj, "tables": check_table_entries(tables, tables_path)}
         limits = api_limits_from_obj(obj.pop("api_limits", None), f"{path}.api_limits")
         raw = obj.pop("graphql_schema_introspection", None)
         if raw is not None:

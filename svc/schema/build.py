@@ -111,10 +111,12 @@ class SchemaBuilder:
         *,
         view: RoleView | None = None,
         types: Types | None = None,
-        streaming: bool = False,
+        streaming: bool | None = None,
     ) -> None:
         self.ir = ir
-        self.streaming = streaming  # `x_stream` roots (svc.schema.stream)
+        # `x_stream` roots (svc.schema.stream); None: as the environment says (on unless
+        # `hide_stream_fields`)
+        self.streaming = streaming_enabled() if streaming is None else streaming
         # What the role may see and do; `view` (State's, cached) else a new one.
         self.view = view if view is not None else role_view(ir, role)
         self.t = types if types is not None else Types()
@@ -595,32 +597,61 @@ class SchemaBuilder:
 
     # -- roots --------------------------------------------------------------------------
     def query_fields(self) -> dict[str, GraphQLField]:
-        """The query (and subscription) root fields of every table."""
-        fields: dict[str, GraphQLField] = {}
-        for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
-            fields.update(self._table_query_fields(table))
-        fields.update(self.function_fields("query"))
-        fields.update(ActionTypes(self).fields("query"))  # issue 16
-        if not fields:
-            fields["no_queries_available"] = self.t.field(self.nn(GraphQLString))
-        return fields
+        """The query root fields of every table (those the role's `query_root_fields`
+        allow), functions and actions; `no_queries_available` when there are none."""
+        return self.root_fields()[0]
 
-    def _table_query_fields(self, table: Table) -> Iterator[tuple[str, GraphQLField]]:
+    def root_fields(self) -> tuple[dict[str, GraphQLField], dict[str, GraphQLField]]:
+        """`(query_root fields, subscription_root fields)`: per table the select kinds of
+        `TableAccess.query_roots` and `.subscription_roots` (one field object when a kind
+        is in both, as the reference shares its parser: Hasura
+        `server/src-lib/Hasura/GraphQL/Schema/Build.hs`,
+        `buildTableQueryAndSubscriptionFields`), then functions and actions in both; the
+        query root gets `no_queries_available` when it would be empty, the subscription
+        root `x_stream` fields (when `streaming`) and nothing else."""
+        query: dict[str, GraphQLField] = {}
+        subscription: dict[str, GraphQLField] = {}
+        for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
+            access = self.view.table(table.name)
+            for kind, name, f in self._table_query_fields(table):
+                if kind in access.query_roots:
+                    query[name] = f
+                if kind in access.subscription_roots:
+                    subscription[name] = f
+        shared = {
+            **self.function_fields("query"),
+            **ActionTypes(self).fields("query"),  # issue 16
+        }
+        query.update(shared)
+        subscription.update(shared)
+        if not query:
+            query["no_queries_available"] = self.t.field(self.nn(GraphQLString))
+        if self.streaming:
+            subscription.update(stream_fields(self, subscription))
+        return query, subscription
+
+    def _table_query_fields(self, table: Table) -> Iterator[tuple[str, str, GraphQLField]]:
+        """`(kind, name, field)` of the select kinds `table` has in either root."""
         t = self.t
         rf = table.root_fields
+        access = self.view.table(table.name)
+        kinds = access.query_roots | access.subscription_roots
         obj = self.object_type(table)
         args = self.select_args(table)
-        yield (
-            rf.select,
-            t.field(
-                self.rows(obj),
-                args,
-                f'fetch data from the table: "{table.name}"',
-                _info("select", table=table),
-            ),
-        )
-        if "select_aggregate" in self.view.table(table.name).root_fields:
+        if "select" in kinds:
             yield (
+                "select",
+                rf.select,
+                t.field(
+                    self.rows(obj),
+                    args,
+                    f'fetch data from the table: "{table.name}"',
+                    _info("select", table=table),
+                ),
+            )
+        if "select_aggregate" in kinds:
+            yield (
+                "select_aggregate",
                 rf.select_aggregate,
                 t.field(
                     self.nn(self.aggregate_type(table)),
@@ -629,9 +660,10 @@ class SchemaBuilder:
                     _info("select_aggregate", table=table),
                 ),
             )
-        pk_args = self.pk_arguments(table)
+        pk_args = self.pk_arguments(table) if "select_by_pk" in kinds else None
         if pk_args is not None:
             yield (
+                "select_by_pk",
                 rf.select_by_pk,
                 t.field(
                     obj,
@@ -707,12 +739,13 @@ class SchemaBuilder:
         # default recursion limit.
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         t = self.t
-        qf = self.query_fields()
+        qf, sf = self.root_fields()
         query = t.object_type("query_root", qf)
         mf = self.mutation_fields()
         mutation = t.object_type("mutation_root", mf) if mf else None
-        sf = {**qf, **stream_fields(self, qf)} if self.streaming else dict(qf)
-        subscription = t.object_type("subscription_root", sf)
+        # No subscription root without fields (Hasura: `subscriptionType: null`,
+        # `Test.Auth.Authorization.DisableRootFields.SelectPermission.DisableAllRootFieldsSpec`)
+        subscription = t.object_type("subscription_root", sf) if sf else None
         t.finish()
         # Without an empty type or a name graphql-core would question, the schema is valid
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
@@ -759,8 +792,6 @@ def build_schema(
     if view is None:
         view = role_view(ir, role, infer_functions=infer_function_permissions)
     types = Types() if plain_names(ir) else CheckedTypes()
-    if streaming is None:
-        streaming = streaming_enabled()
     builder = SchemaBuilder(ir, view=view, types=types, streaming=streaming)
     with _collector_paused():
         return builder.build()

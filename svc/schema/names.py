@@ -72,6 +72,8 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "delete_at_path_input",
         "pk_columns_input",
         "updates",
+        "stream_cursor_input",  # svc/schema/stream.py (on by default)
+        "stream_cursor_value_input",
     }
     | {f"{op}_fields" for op in ALL_AGG_OPS}
     | {f"{op}_order_by" for op in ALL_AGG_OPS}
@@ -84,6 +86,7 @@ GLOBAL_TYPE_NAMES = frozenset(
         "query_root",
         "mutation_root",
         "subscription_root",
+        "cursor_ordering",  # svc/schema/stream.py
         "st_d_within_input",
         "st_d_within_geography_input",
     }

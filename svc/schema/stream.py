@@ -9,39 +9,46 @@ with `x_stream_cursor_input {initial_value: x_stream_cursor_value_input!, orderi
 cursor_ordering}`, `x_stream_cursor_value_input` (one optional field per column the role
 may select, typed as the column) and the enum `cursor_ordering {ASC, DESC}` (the
 reference's `Hasura.GraphQL.Schema.SubscriptionStream` names and descriptions). The
-fields appear only when `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` names
-`streaming_subscriptions`, as in the reference version the conformance corpus describes.
-The planner reads the field's `FieldInfo("select_stream", table=…)`
-(`svc.plan.stream`).
+fields are offered by default, as the reference has offered them since v2.11.0
+(CHANGELOG "server: enable streaming subscriptions by default"; `Hasura.GraphQL.Schema`
+sets `soIncludeStreamFields` unless the experimental feature `hide_stream_fields` is on,
+and `Hasura.GraphQL.Schema.Build.buildTableStreamingSubscriptionFields` reads it);
+`streaming_subscriptions` is still accepted and changes nothing. A select permission's
+`subscription_root_fields` without `select_stream` hides the role's field
+(`svc.ir.role_view.TableAccess.subscription_roots`). The planner reads the field's
+`FieldInfo("select_stream", table=…)` (`svc.plan.stream`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from graphql import GraphQLEnumType, GraphQLField, GraphQLInputObjectType, GraphQLInt
 
+from svc.config import experimental_features
 from svc.ir.model import Table
 from svc.schema.info import info
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
 
-#: The `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` entry that enables `x_stream`.
+#: The `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` entry that hides `x_stream` (the reference's
+#: `EFHideStreamFields`).
+HIDE_FEATURE = "hide_stream_fields"
+#: The entry that enabled `x_stream` before v2.11; accepted, changes nothing.
 STREAMING_FEATURE = "streaming_subscriptions"
 #: Internal values of `cursor_ordering` (what the planner reads).
 ASC, DESC = "ASC", "DESC"
 
 
 def streaming_enabled(env: dict[str, str] | None = None) -> bool:
-    """Whether `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` (comma-separated, `env` else the
-    process environment) names `streaming_subscriptions` (the reference's
-    `HASURA_GRAPHQL_EXPERIMENTAL_FEATURES`). Read when a schema is built, so every worker
-    of `svc serve` (which inherit the environment) agrees."""
-    raw = (os.environ if env is None else env).get("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "")
-    return STREAMING_FEATURE in {part.strip() for part in raw.split(",")}
+    """Whether the schema offers `x_stream`: unless `SVC_GRAPHQL_EXPERIMENTAL_FEATURES`
+    (`env`, else the process environment; `svc.config.experimental_features`) names
+    `hide_stream_fields` (Hasura `server/src-lib/Hasura/GraphQL/Schema.hs`,
+    `soIncludeStreamFields`). Read when a schema is built, so every worker of `svc serve`
+    (which inherit the environment) agrees."""
+    return HIDE_FEATURE not in experimental_features(env)
 
 
 def stream_fields(
@@ -52,7 +59,7 @@ def stream_fields(
     `x_stream` keeps its own field rather than lose it to `x`'s stream)."""
     fields: dict[str, GraphQLField] = {}
     for table in sorted(builder.tables.values(), key=lambda t: t.gql_name):
-        if "select_stream" not in builder.view.table(table.name).root_fields:
+        if "select_stream" not in builder.view.table(table.name).subscription_roots:
             continue
         name = table.root_fields.select_stream  # `<x>_stream` unless customised
         if taken is None or name not in taken:

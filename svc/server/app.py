@@ -493,6 +493,12 @@ class App:
         return Engine.decode_json(body)
 
     def _config_record(self) -> dict[str, Any]:
+        """The `/v1alpha1/config` record (spec 2.12) in the reference's key order (Hasura
+        `server/src-lib/Hasura/Server/API/Config.hs`, `ServerConfig`): `live_queries` and
+        `streaming_queries` are `{batch_size, refetch_delay}` (`SubscriptionsOptions`'
+        `ToJSON`: the refetch interval in seconds), `experimental_features` the list of
+        `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` keys given (`svc.config.experimental_features`,
+        its `HashSet ExperimentalFeature` as a JSON array)."""
         return {
             "version": VERSION,
             "is_admin_secret_set": bool(self.config.admin_secrets),
@@ -505,6 +511,11 @@ class App:
                 # Hasura reports the interval in seconds (`refetch_delay`: 1 by default)
                 "refetch_delay": _seconds_value(self.config.live_queries_refetch_interval),
             },
+            "streaming_queries": {
+                "batch_size": self.config.streaming_queries_batch_size,
+                "refetch_delay": _seconds_value(self.config.streaming_queries_refetch_interval),
+            },
+            "experimental_features": list(self.config.experimental_features),
         }
 
 

@@ -2,8 +2,9 @@
 
 Pre-execution errors raise `SvcError` (the transport answers `error` then `complete`):
 the request's shape (`parse-failed`), validation (`validation-failed`), the role's API
-limits, the allow-list, a subscription selecting more than one root field without
-`@_multiple_top_level_fields` ("subscriptions must select one top level field", as the
+limits, the allow-list, a role without a `subscription_root` ("no subscriptions exist":
+its permissions hide every root field), a subscription selecting more than one root
+field without `@_multiple_top_level_fields` ("subscriptions must select one top level field", as the
 reference), and a session variable the subscription's statement needs but the session
 lacks (`not-found`). A query or mutation then runs once through the ordinary pipeline
 and its answer (data or errors) is pushed; a subscription joins its cohort
@@ -50,6 +51,9 @@ async def subscribe(
             answer = errors_body(exc, role)
         await handle.push_once(answer)
         return handle
+    if state.schema(role).subscription_type is None:  # every root field hidden
+        # Hasura `Hasura.GraphQL.Execute`, `getExecPlanPartial`: `throwVE`
+        raise validation_failed("no subscriptions exist", "$")
     service.admit(state, role, session, req)
     compiled, variables, statement = service.compile_live(state, role, req, prepared)
     if len(compiled.plan.roots) > 1 and not prepared.multiple_roots:
