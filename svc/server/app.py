@@ -30,9 +30,11 @@ from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError, TransportError
 from svc.outbound.forwarded import passed_back, set_client_headers
+from svc.server.again import Credentials, SessionMemo, credentials
 from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
 from svc.server.console import favicon
+from svc.server.disconnect import AsgiWatch, Sweeper
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.server.metric_labels import operation_type
 from svc.server.metrics import Metrics
@@ -47,6 +49,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _encode = msgspec.json.encode
 JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
+RAW_JSON_HEADERS = [(k.encode(), v.encode()) for k, v in JSON_HEADERS]
 TEXT_HEADERS = [("content-type", "text/plain; charset=utf-8")]
 NOT_FOUND = SvcError(ErrorCode.NOT_FOUND, "resource does not exist", status=404)
 GRAPHQL_PATHS = ("/v1/graphql", "/v1alpha1/graphql")
@@ -150,9 +153,12 @@ class Request:
     duplicates: tuple[str, ...] = ()
     error: dict[str, Any] | None = None
     operation: str = ""  # GraphQL operation type, for /v1/metrics
+    # ASGI: the credential headers as they arrived (`svc.server.again`), None elsewhere.
+    credentials: Credentials | None = None
 
 
-Response = tuple[int, bytes, list[tuple[str, str]]]
+Headers = list[tuple[str, str]]
+Response = tuple[int, bytes, Headers]
 
 
 class App:
@@ -169,6 +175,11 @@ class App:
         # Websocket connections (issue 13): closed with 1001 when the worker stops.
         self.ws = WsContext(self.auth, self._subscriber, WsSettings.from_env(config))
         self.metrics = Metrics(self)  # /v1/metrics (issue 18)
+        # Requests watched for their client going away once they run long enough.
+        self.sweeper = Sweeper()
+        # Sessions of credentials seen before, for `_again` (svc.server.again).
+        self.sessions = SessionMemo(self.auth.jwt is None and self.auth.webhook is None)
+        self.again_limit = min(LARGE_BODY, config.max_body_size)
 
     def _subscriber(self) -> Subscriber | None:
         """The engine, as the websocket transport calls it (None while it starts)."""
@@ -221,12 +232,24 @@ class App:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI: the body is read first (bounded by `--max-body-size`); a request still
-        running after `DISCONNECT_ARM_SECONDS` starts waiting for `http.disconnect` and is
-        cancelled when its client goes away (`_AsgiDisconnectWatch`)."""
+        running after `ARM_SECONDS` starts waiting for `http.disconnect` and is cancelled
+        when its client goes away (`svc.server.disconnect`). A repeated GraphQL query with
+        remembered credentials is answered by `_again` before anything else is built."""
         started = time.perf_counter()
+        raw = scope["headers"]
+        first = await receive()
+        if (
+            self.sessions.enabled
+            and first["type"] == "http.request"
+            and not first.get("more_body")
+            and scope["method"] == "POST"
+            and scope["path"] in GRAPHQL_PATHS
+            and await self._again(scope["path"], raw, first["body"], receive, send, started)
+        ):
+            return
         # ASGI servers give lower-case names (the spec requires it; Granian's come from
         # hyper, which keeps them lower-case).
-        raw_headers_in = [(k.decode("latin-1"), v) for k, v in scope["headers"]]
+        raw_headers_in = [(k.decode("latin-1"), v) for k, v in raw]
         headers = {}
         for k, v in raw_headers_in:
             if k not in headers:
@@ -235,7 +258,7 @@ class App:
             declared = int(headers.get("content-length") or 0)
         except ValueError:
             declared = 0
-        read = await _read_body(receive, declared, self.config.max_body_size)
+        read = await _read_body(receive, first, declared, self.config.max_body_size)
         if read is None:
             return  # gone before the body arrived: nobody to answer
         data, failure = read
@@ -255,8 +278,9 @@ class App:
             body,
             request_id(headers.get("x-request-id")),
             duplicated_credentials(raw_headers_in) if len(headers) < len(raw_headers_in) else (),
+            credentials=credentials(raw),
         )
-        watch = _AsgiDisconnectWatch(receive) if failure is None else None
+        watch = AsgiWatch(self.sweeper, receive) if failure is None else None
         try:
             status, payload, out_headers = await self.handle(request)
         except asyncio.CancelledError:
@@ -268,10 +292,86 @@ class App:
         finally:
             if watch is not None:
                 watch.stop()
-        raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers]
-        await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-        await send({"type": "http.response.body", "body": payload})
+        await _send_answer(send, status, payload, out_headers)
         self.log(request, status, started)
+
+    async def _again(
+        self,
+        path: str,
+        raw: list[tuple[bytes, bytes]],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        started: float,
+    ) -> bool:
+        """Answer a GraphQL request whose bytes this worker answered before for the same
+        credentials (`svc.server.again`), from `GraphQLService.answer_again` alone; False
+        (nothing sent) when it is not one, or when anything but its own statement failed
+        (the general path then answers it, errors included). Counted, logged, watched for
+        a disconnect and cancelled at shutdown as every request is."""
+        engine = self.engine
+        session = self.sessions.get(credentials(raw))
+        if (
+            engine is None
+            or session is None
+            or len(body) > self.again_limit
+            or b"@cached" in body
+            or not self.graphql_on
+        ):
+            return False
+        watch = AsgiWatch(self.sweeper, receive)
+        try:
+            with self.in_flight:
+                state = await engine.current_state()
+                payload = await engine.graphql_service.answer_again(
+                    state, session.role, session.variables, body
+                )
+        except asyncio.CancelledError:
+            request = self._plain_request(path, raw, body)
+            if watch.disconnected:
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                self.log_disconnect(request, started)
+                return True
+            if not self.in_flight.stopping:
+                raise
+            status, payload, headers = self._error(request, SHUTTING_DOWN)
+            headers = [*headers, ("x-request-id", request.request_id)]
+            await _send_answer(send, status, payload, headers)
+            return True
+        except Exception:  # e.g. the state cannot be reloaded: the general path says why
+            return False
+        finally:
+            watch.stop()
+        if payload is None:
+            return False
+        request = self._plain_request(path, raw, body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [*RAW_JSON_HEADERS, (b"x-request-id", request.request_id.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+        self.metrics.observe(request, 200, payload, time.perf_counter() - started)
+        self.log(request, 200, started)
+        return True
+
+    @staticmethod
+    def _plain_request(path: str, raw: list[tuple[bytes, bytes]], body: bytes) -> Request:
+        """The `Request` of an answer `_again` gave: what metrics and the log line read."""
+        given = None
+        for name, value in raw:
+            if name == b"x-request-id":
+                given = value.decode("latin-1")
+                break
+
+        async def read() -> bytes:
+            return body
+
+        request = Request("POST", path, None, b"", {}, read, request_id(given))
+        request.operation = "query"
+        return request
 
     def log(self, request: Request, status: int, started: float) -> None:
         """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`); a request that
@@ -389,6 +489,8 @@ class App:
         if engine is None:
             raise SvcError(ErrorCode.UNEXPECTED, "server is starting", status=503)
         session = await self.auth.session(headers)
+        if request.credentials is not None:
+            self.sessions.remember(request.credentials, session)
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
             return await self._rest(request, engine, session)
@@ -524,17 +626,27 @@ def _seconds_value(milliseconds: int) -> int | float:
     return milliseconds // 1000 if milliseconds % 1000 == 0 else milliseconds / 1000
 
 
+async def _send_answer(send: Send, status: int, payload: bytes, headers: Headers) -> None:
+    """ASGI: send one whole answer."""
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
+
+
 async def _read_body(
-    receive: Receive, declared: int, limit: int
+    receive: Receive, first: dict[str, Any], declared: int, limit: int
 ) -> tuple[bytes, HttpError | None] | None:
-    """ASGI: `(body, None)`, or `(b"", 413 error)` past `limit` bytes (`declared`: the
-    Content-Length, 0 when absent); None when the client went away first. A refused body
-    is still read, up to `DRAIN_BYTES` more, and dropped, so the 413 reaches the client."""
+    """ASGI: `(body, None)`, or `(b"", 413 error)` past `limit` bytes (`first`: the first
+    message, already received; `declared`: the Content-Length, 0 when absent); None when
+    the client went away first. A refused body is still read, up to `DRAIN_BYTES` more,
+    and dropped, so the 413 reaches the client."""
     failure = body_too_large(limit) if declared > limit else None
     chunks: list[bytes] = []
     size = 0
+    message: dict[str, Any] | None = first
     while declared <= limit + DRAIN_BYTES and size <= limit + DRAIN_BYTES:
-        message = await receive()
+        if message is None:
+            message = await receive()
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
@@ -546,52 +658,8 @@ async def _read_body(
             chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks), failure
+        message = None
     return b"", failure
-
-
-# A request running longer than this (seconds) starts watching for its client going away.
-# Watching costs a task and a pending `receive()` (Granian: a future and a Rust-side wait)
-# per request; the timer that defers it ~1 us, so fast requests pay only the timer.
-DISCONNECT_ARM_SECONDS = 0.05
-
-
-class _AsgiDisconnectWatch:
-    """ASGI: cancels the current task when `http.disconnect` arrives after the body was
-    read, armed after `DISCONNECT_ARM_SECONDS` (a disconnect before that is still seen when
-    it arms: the server keeps the message)."""
-
-    __slots__ = ("disconnected", "receive", "task", "timer", "watcher")
-
-    def __init__(self, receive: Receive) -> None:
-        self.receive = receive
-        self.task = asyncio.current_task()
-        self.watcher: asyncio.Task[None] | None = None
-        self.disconnected = False
-        self.timer: asyncio.TimerHandle | None = (
-            asyncio.get_running_loop().call_later(DISCONNECT_ARM_SECONDS, self._arm)
-            if self.task is not None
-            else None
-        )
-
-    def _arm(self) -> None:
-        self.timer = None
-        self.watcher = asyncio.ensure_future(self._wait())
-
-    async def _wait(self) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-        if self.task is not None and self.watcher is not None:
-            self.disconnected = True
-            self.task.cancel()
-
-    def stop(self) -> None:
-        """The request is over: disarm."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            watcher.cancel()
 
 
 def create_app() -> App:

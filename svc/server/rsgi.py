@@ -16,7 +16,6 @@ from typing import Any
 
 from svc.config import Config
 from svc.server.app import (
-    DISCONNECT_ARM_SECONDS,
     DRAIN_BYTES,
     App,
     Request,
@@ -24,6 +23,7 @@ from svc.server.app import (
     duplicated_credentials,
     request_id,
 )
+from svc.server.disconnect import RsgiWatch
 from svc.server.lifecycle import prepare_worker, shut_down
 from svc.server.ws_rsgi import serve_rsgi
 
@@ -51,7 +51,7 @@ class RsgiApp:
         """Answer one HTTP request, or serve a websocket (`svc.server.ws_rsgi`).
 
         The body is read up to `--max-body-size` (413 past it, `_BodyReader`). A request
-        still running after `DISCONNECT_ARM_SECONDS` is cancelled when its client goes away
+        still running after `ARM_SECONDS` is cancelled when its client goes away
         (issue 11, finding 2): no answer is sent, the log line says 499."""
         if scope.proto != "http":
             if scope.proto == "ws":
@@ -74,7 +74,7 @@ class RsgiApp:
             request_id(headers.get("x-request-id")),
             duplicated_credentials(pairs) if len(headers) < len(pairs) else (),
         )
-        watch = _DisconnectWatch(protocol)
+        watch = RsgiWatch(app.sweeper, protocol)
         try:
             status, payload, response_headers = await app.handle(request)
         except asyncio.CancelledError:
@@ -86,43 +86,6 @@ class RsgiApp:
             watch.stop()
         protocol.response_bytes(status, response_headers, payload)
         app.log(request, status, started)
-
-
-class _DisconnectWatch:
-    """Cancels the current task when the client disconnects, armed after
-    `DISCONNECT_ARM_SECONDS` (a disconnect before that is still seen when it arms)."""
-
-    __slots__ = ("disconnected", "future", "protocol", "task", "timer")
-
-    def __init__(self, protocol: Any) -> None:
-        self.protocol = protocol
-        self.task = asyncio.current_task()
-        self.future: Any = None
-        self.disconnected = False
-        self.timer: asyncio.TimerHandle | None = (
-            asyncio.get_running_loop().call_later(DISCONNECT_ARM_SECONDS, self._arm)
-            if self.task is not None
-            else None
-        )
-
-    def _arm(self) -> None:
-        self.timer = None
-        self.future = self.protocol.client_disconnect()
-        self.future.add_done_callback(self._gone)
-
-    def _gone(self, future: Any) -> None:
-        if self.future is not None and not future.cancelled() and self.task is not None:
-            self.disconnected = True
-            self.task.cancel()
-
-    def stop(self) -> None:
-        """The request is over: disarm."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        future, self.future = self.future, None
-        if future is not None:
-            future.cancel()
 
 
 class _BodyReader:
