@@ -61,6 +61,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=2.0, help="seconds of wrk before timing")
     p.add_argument("--queries", help="comma-separated operation names (default: all)")
     p.add_argument("--no-postgraphile", action="store_true", help="skip PostGraphile")
+    p.add_argument(
+        "--svc-rsgi",
+        action="store_true",
+        help="also run svc with --server-interface rsgi (svc_rsgi), beside the default",
+    )
     p.add_argument("--quick", action="store_true", help="smoke run: 2 s runs, 1 round")
     p.add_argument(
         "--profile", action="store_true", help="py-spy svc during its first run of each query"
@@ -164,23 +169,34 @@ def measure(
                     + (f", {run.errors} errors" if run.errors else "")
                 )
         results[query] = {s: summarise(r) for s, r in runs.items()}
-        svc = results[query]["svc"]["rps"]
-        others = ("postgraphile", "postgraphile5", "limit")
-        for other, key in ((o, f"svc/{o}") for o in others):
-            theirs = results[query].get(other, {}).get("rps")
-            results[query][key] = svc / theirs if theirs else None
+        for ours, theirs in RATIOS:
+            a = results[query].get(ours, {}).get("rps")
+            b = results[query].get(theirs, {}).get("rps")
+            results[query][f"{ours}/{theirs}"] = a / b if a and b else None
     return results
+
+
+# (server, server) pairs whose req/s ratio the table shows, under these column names.
+RATIOS = (
+    ("svc", "postgraphile"),
+    ("svc", "postgraphile5"),
+    ("svc", "limit"),
+    ("svc", "limit_asgi"),
+    ("svc_rsgi", "limit"),
+)
+COLUMNS = ("svc/pg", "svc/pg5", "svc/limit", "svc/limit_asgi", "svc_rsgi/limit")
+SERVERS = ("svc", "svc_rsgi", "postgraphile", "postgraphile5", "limit", "limit_asgi")
 
 
 def print_results(results: dict[str, dict[str, Any]]) -> None:
     """The table: req/s, p50 and p99 per server, and svc's ratios."""
     from bench.report import table
 
-    servers = ["svc", "postgraphile", "postgraphile5", "limit"]
+    servers = [s for s in SERVERS if any(s in r for r in results.values())]
     headers = ["query"]
     for s in servers:
         headers += [f"{s} req/s", "p50 ms", "p99 ms"]
-    headers += ["svc/pg", "svc/pg5", "svc/limit"]
+    headers += list(COLUMNS)
     rows = []
     for query, r in results.items():
         row = [query]
@@ -189,8 +205,7 @@ def print_results(results: dict[str, dict[str, Any]]) -> None:
             row += (
                 [f"{m['rps']:,.0f}", f"{m['p50_ms']:.2f}", f"{m['p99_ms']:.2f}"] if m else ["-"] * 3
             )
-        ratios = ("svc/postgraphile", "svc/postgraphile5", "svc/limit")
-        row += [f"{r[k]:.2f}" if r.get(k) else "-" for k in ratios]
+        row += [f"{r[f'{a}/{b}']:.2f}" if r.get(f"{a}/{b}") else "-" for a, b in RATIOS]
         rows.append(row)
     print()
     print(table(headers, rows))
@@ -198,14 +213,32 @@ def print_results(results: dict[str, dict[str, Any]]) -> None:
 
 def check_targets(results: dict[str, dict[str, Any]], rss: dict[str, float]) -> list[Any]:
     """The load targets of issue 6 for the queries measured."""
-    from bench.report import RSS_MB, VS_LIMIT, VS_POSTGRAPHILE, at_least, at_most
+    from bench.report import (
+        RSS_MB,
+        VS_LIMIT,
+        VS_LIMIT_ASGI,
+        VS_POSTGRAPHILE,
+        VS_POSTGRAPHILE_ANY,
+        at_least,
+        at_most,
+    )
 
     out = [
         at_least(f"svc/PostGraphile {q}", results[q].get("svc/postgraphile"), bound)
         for q, bound in VS_POSTGRAPHILE.items()
         if q in results
     ]
+    for version, key in (("v4", "svc/postgraphile"), ("v5", "svc/postgraphile5")):
+        out += [
+            at_least(f"svc/PostGraphile {version} {q}", r.get(key), VS_POSTGRAPHILE_ANY)
+            for q, r in results.items()
+            if r.get(key) is not None
+        ]
     out += [at_least(f"svc/limit {q}", r.get("svc/limit"), VS_LIMIT) for q, r in results.items()]
+    out += [
+        at_least(f"svc/limit_asgi {q}", r.get("svc/limit_asgi"), VS_LIMIT_ASGI)
+        for q, r in results.items()
+    ]
     out.append(at_most("peak RSS per svc process, MB", rss.get("peak_process_mb"), RSS_MB))
     return out
 
@@ -284,6 +317,9 @@ def run(args: argparse.Namespace) -> int:
             "svc": {c.name: body(c.document) for c in compiled},
             "limit": {c.name: body(c.document) for c in compiled},
         }
+        bodies["limit_asgi"] = bodies["limit"]
+        if args.svc_rsgi:
+            bodies["svc_rsgi"] = bodies["svc"]
         if postgraphile:
             bodies["postgraphile"] = {q: body(d) for q, d in pg_queries.items()}
         if postgraphile5:  # v4's queries: v5 runs with the v4 preset
@@ -303,11 +339,16 @@ def run(args: argparse.Namespace) -> int:
                 starts.append(("postgraphile", lambda: start_postgraphile(url, args.workers)))
             if postgraphile5:
                 starts.append(("postgraphile5", lambda: start_postgraphile5(url, args.workers)))
+            if args.svc_rsgi:
+                starts.append(("svc_rsgi", lambda: start_svc(url, args.workers, "rsgi")))
             starts.append(("limit", lambda: start_limit(work / "limit.json", args.workers)))
+            starts.append(
+                ("limit_asgi", lambda: start_limit(work / "limit.json", args.workers, "asgi"))
+            )
             for name, start in starts:
                 say(f"starting {name}")
                 servers[name] = start()
-                probe = next(iter(bodies["limit"].values())) if name == "limit" else PROBE
+                probe = next(iter(bodies["limit"].values())) if "limit" in name else PROBE
                 servers[name].wait_ready(args.workers, probe)
             verify(servers, bodies)
             rss = RssSampler(servers["svc"].proc.pid)

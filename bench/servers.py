@@ -77,21 +77,27 @@ def _spawn(name: str, cmd: list[str], env: dict[str, str], cwd: Path, url: str) 
     return Server(name, url, proc, log)
 
 
-def start_svc(database_url: str, workers: int) -> Server:
-    """`svc serve --workers N` (request log off, as PostGraphile's query log is)."""
+def start_svc(database_url: str, workers: int, interface: str | None = None) -> Server:
+    """`svc serve --workers N` (request log off, as PostGraphile's query log is), on its
+    default interface, or `interface` (the server is then named `svc_<interface>`)."""
     port = free_port()
     cmd = [sys.executable, "-m", "svc", "serve", "--database-url", database_url]
     cmd += ["--server-host", "127.0.0.1", "--server-port", str(port), "--workers", str(workers)]
+    if interface:
+        cmd += ["--server-interface", interface]
     env = {"SVC_GRAPHQL_LOG_REQUESTS": "false"}
-    return _spawn("svc", cmd, env, ROOT, f"http://127.0.0.1:{port}/v1/graphql")
+    name = f"svc_{interface}" if interface else "svc"
+    return _spawn(name, cmd, env, ROOT, f"http://127.0.0.1:{port}/v1/graphql")
 
 
-def start_limit(spec: Path, workers: int) -> Server:
-    """The limit server (`bench.limit_server`) on the statements of `spec`."""
+def start_limit(spec: Path, workers: int, interface: str = "rsgi") -> Server:
+    """The limit server (`bench.limit_server`) on the statements of `spec`: `limit` on
+    RSGI, `limit_asgi` on ASGI."""
     port = free_port()
     cmd = [sys.executable, "-m", "bench.limit_server", str(spec), "--port", str(port)]
-    cmd += ["--workers", str(workers)]
-    return _spawn("limit", cmd, {}, ROOT, f"http://127.0.0.1:{port}/v1/graphql")
+    cmd += ["--workers", str(workers), "--interface", interface]
+    name = "limit" if interface == "rsgi" else f"limit_{interface}"
+    return _spawn(name, cmd, {}, ROOT, f"http://127.0.0.1:{port}/v1/graphql")
 
 
 def install_postgraphile() -> str | None:
