@@ -212,7 +212,8 @@ def _banner(config: Any) -> list[str]:
     interface = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower()
     lines = [
         f"serving on http://{config.host}:{config.port} ({interface} interface, "
-        f"{config.workers} workers); GraphQL at {base}/v1/graphql (also websockets)",
+        f"{config.workers} worker{'s' if config.workers != 1 else ''}); "
+        f"GraphQL at {base}/v1/graphql",
     ]
     if interface == "rsgi":
         lines.append(
