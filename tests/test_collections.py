@@ -310,11 +310,6 @@ def test_route_segment_is_a_variable(srv: ServerProcess) -> None:
     assert ok(srv.client.get("/api/rest/item/c")) == {"item": [{"id": 2, "name": "c"}]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="svc serve uses Granian's RSGI interface, whose path is already percent-decoded: "
-    "an encoded slash splits the segment (the ASGI app keeps raw_path)",
-)
 def test_encoded_slash_stays_in_a_path_variable(srv: ServerProcess) -> None:
     assert ok(srv.client.get("/api/rest/item/a%2Fb"))["item"] == [{"id": 1, "name": "a/b"}]
     assert ok(srv.client.get("/api/rest/item/X%2520Y"))["item"][0]["id"] == 3

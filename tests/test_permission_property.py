@@ -439,8 +439,8 @@ def env(pg_url: str) -> Iterator[Env]:
 @pytest.fixture(scope="module")
 def http(env: Env) -> Iterator[ServerProcess]:
     """A real `svc serve` on the same database, for session variables as HTTP headers."""
-    # ASGI: Granian's RSGI interface drops header values that are not ASCII.
-    srv = ServerProcess(env.url, "--server-interface", "asgi")
+    # The default interface (ASGI): header values that are not ASCII reach the session.
+    srv = ServerProcess(env.url)
     try:
         yield srv
     finally:
