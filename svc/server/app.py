@@ -237,16 +237,18 @@ class App:
         remembered credentials is answered by `_again` before anything else is built."""
         started = time.perf_counter()
         raw = scope["headers"]
-        first = await receive()
+        read: list[dict[str, Any]] = [await receive()]
         if (
             self.sessions.enabled
-            and first["type"] == "http.request"
-            and not first.get("more_body")
+            and read[0]["type"] == "http.request"
             and scope["method"] == "POST"
             and scope["path"] in GRAPHQL_PATHS
-            and await self._again(scope["path"], raw, first["body"], receive, send, started)
         ):
-            return
+            whole = await self._whole_small_body(read, receive)
+            if whole is not None and await self._again(
+                scope["path"], raw, whole, receive, send, started
+            ):
+                return
         # ASGI servers give lower-case names (the spec requires it; Granian's come from
         # hyper, which keeps them lower-case).
         raw_headers_in = [(k.decode("latin-1"), v) for k, v in raw]
@@ -258,10 +260,10 @@ class App:
             declared = int(headers.get("content-length") or 0)
         except ValueError:
             declared = 0
-        read = await _read_body(receive, first, declared, self.config.max_body_size)
-        if read is None:
+        body_read = await _read_body(receive, read, declared, self.config.max_body_size)
+        if body_read is None:
             return  # gone before the body arrived: nobody to answer
-        data, failure = read
+        data, failure = body_read
 
         async def body() -> bytes:
             if failure is not None:
@@ -356,6 +358,23 @@ class App:
         self.metrics.observe(request, 200, payload, time.perf_counter() - started)
         self.log(request, 200, started)
         return True
+
+    async def _whole_small_body(self, read: list[dict[str, Any]], receive: Receive) -> bytes | None:
+        """The body when it fits `again_limit` and its messages up to the last are here
+        (Granian sends a whole small body, then an empty last message: that one is read
+        too, so the disconnect watch later gets `http.disconnect`); None otherwise.
+        `read` holds the messages received so far and gets every one this reads, for the
+        general path to go on from."""
+        first = read[0]
+        body: bytes = first.get("body", b"")
+        if len(body) > self.again_limit:
+            return None
+        if first.get("more_body"):
+            last = await receive()
+            read.append(last)
+            if last["type"] != "http.request" or last.get("body") or last.get("more_body"):
+                return None
+        return body
 
     @staticmethod
     def _plain_request(path: str, raw: list[tuple[bytes, bytes]], body: bytes) -> Request:
@@ -634,17 +653,18 @@ async def _send_answer(send: Send, status: int, payload: bytes, headers: Headers
 
 
 async def _read_body(
-    receive: Receive, first: dict[str, Any], declared: int, limit: int
+    receive: Receive, read: list[dict[str, Any]], declared: int, limit: int
 ) -> tuple[bytes, HttpError | None] | None:
-    """ASGI: `(body, None)`, or `(b"", 413 error)` past `limit` bytes (`first`: the first
-    message, already received; `declared`: the Content-Length, 0 when absent); None when
-    the client went away first. A refused body is still read, up to `DRAIN_BYTES` more,
-    and dropped, so the 413 reaches the client."""
+    """ASGI: `(body, None)`, or `(b"", 413 error)` past `limit` bytes (`read`: the
+    messages already received, in order; `declared`: the Content-Length, 0 when absent);
+    None when the client went away first. A refused body is still read, up to
+    `DRAIN_BYTES` more, and dropped, so the 413 reaches the client."""
     failure = body_too_large(limit) if declared > limit else None
     chunks: list[bytes] = []
     size = 0
-    message: dict[str, Any] | None = first
+    pending = iter(read)
     while declared <= limit + DRAIN_BYTES and size <= limit + DRAIN_BYTES:
+        message = next(pending, None)
         if message is None:
             message = await receive()
         if message["type"] == "http.disconnect":
@@ -658,7 +678,6 @@ async def _read_body(
             chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks), failure
-        message = None
     return b"", failure
 
 
