@@ -7,7 +7,8 @@ N subscribers (default 1,000 and 5,000) with 10% distinct variable sets subscrib
 - **push latency**: a write (one `UPDATE` committed by this process) changes every
   subscriber's result; the time from its commit until each subscriber received the new
   result (p50/p95/max over subscribers, over `--writes` writes);
-- **svc RSS**: the worker's resident memory with every subscriber connected;
+- **svc RSS**: the worker's resident memory with every subscriber connected, and what
+  that adds to the served-but-idle worker per socket and per subscriber;
 - **database statements per second** while the subscribers sit idle (`xact_commit` of the
   database in `pg_stat_database`: every statement svc runs outside a transaction is one),
   beside the multiplexed statements a poll needs (ceil(cohorts / batch size) per interval).
@@ -184,6 +185,8 @@ async def run_size(
     server = start_svc(url, 1)
     try:
         server.wait_ready(1)
+        worker = max(tree(server.proc.pid), key=lambda p: status_kb(p, "VmRSS"))
+        base_mb = status_kb(worker, "VmRSS") / 1024  # served, nobody subscribed yet
         ws_url = server.url.replace("http://", "ws://")
         subs = [Subscriber(i % groups) for i in range(n)]
         sockets: list[Socket] = []
@@ -220,6 +223,10 @@ async def run_size(
         "push_latency_s": summary(latencies),
         "worker_rss_mb": round(rss_mb, 1),
         "worker_rss_after_writes_mb": round(rss_after_mb, 1),
+        "worker_rss_base_mb": round(base_mb, 1),
+        # what the sockets and subscriptions added, per socket and per subscriber
+        "rss_per_socket_kb": round((rss_mb - base_mb) * 1024 / len(sockets), 1),
+        "rss_per_subscriber_kb": round((rss_mb - base_mb) * 1024 / n, 2),
         "idle_multiplexed_statements_per_s": round(rates.pop("multiplexed"), 2),
         "idle_all_statements_per_s": round(rates.pop("all"), 2),
         "idle_statements_by_text": rates,

@@ -196,3 +196,26 @@ def export_apply_export(srv: ServerProcess, tmp: Path) -> tuple[dict[str, bytes]
     cli("apply", first)
     cli("export", second)
     return files(first), files(second)
+
+
+def active_statements(pg_url: str, database: str, needle: str) -> int:
+    """How many backends of `database` are running a statement containing `needle` now
+    (pg_stat_activity, this connection excluded)."""
+    import asyncio
+
+    import asyncpg
+
+    async def go() -> int:
+        conn = await asyncpg.connect(pg_url)
+        try:
+            count: int = await conn.fetchval(
+                "select count(*) from pg_stat_activity where datname = $1 and state = 'active'"
+                " and query like $2 and pid <> pg_backend_pid()",
+                database,
+                f"%{needle}%",
+            )
+            return count
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())

@@ -30,9 +30,9 @@ import asyncpg
 import httpx
 import jwt
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support import ServerProcess, create_database, with_database
+from tests.support import ServerProcess, active_statements, create_database, with_database
+from tests.test_metrics import scrape, value
 
 SECRET = "again-admin-secret"
 ADMIN = {"x-svc-admin-secret": SECRET}
@@ -321,31 +321,16 @@ def test_cached_queries_still_use_the_response_cache(srv: ServerProcess) -> None
 # -- metrics --------------------------------------------------------------------------------
 
 
-def scrape(s: ServerProcess) -> dict[tuple[str, ...], float]:
-    r = s.client.get("/v1/metrics", headers=ADMIN)
-    assert r.status_code == 200, r.text
-    out: dict[tuple[str, ...], float] = {}
-    for family in text_string_to_metric_families(r.text):
-        for sample in family.samples:
-            labels = tuple(f"{k}={v}" for k, v in sorted(sample.labels.items()))
-            out[(sample.name, *labels)] = sample.value
-    return out
-
-
-def metric(samples: dict[tuple[str, ...], float], name: str, **labels: str) -> float:
-    return samples.get((name, *sorted(f"{k}={v}" for k, v in labels.items())), 0.0)
-
-
 def test_metrics_count_repeated_answers(srv: ServerProcess) -> None:
     ok = {"endpoint": "/v1/graphql", "status": "200", "operation_type": "query"}
     duration = {"endpoint": "/v1/graphql", "operation_type": "query"}
     # Earlier requests may still be on their way to the shared values (every 2 s per
     # worker): start from values that held still for one flush period.
-    before = scrape(srv)
+    before = scrape(srv, ADMIN)
     for _ in range(5):
         time.sleep(2.2)
-        settled = scrape(srv)
-        if metric(settled, "svc_http_requests_total", **ok) == metric(
+        settled = scrape(srv, ADMIN)
+        if value(settled, "svc_http_requests_total", **ok) == value(
             before, "svc_http_requests_total", **ok
         ):
             break
@@ -361,8 +346,8 @@ def test_metrics_count_repeated_answers(srv: ServerProcess) -> None:
     # Workers add their counts to the shared values every 2 s.
     deadline = time.monotonic() + 6
     while True:
-        after = scrape(srv)
-        moved = metric(after, "svc_http_requests_total", **ok) - metric(
+        after = scrape(srv, ADMIN)
+        moved = value(after, "svc_http_requests_total", **ok) - value(
             before, "svc_http_requests_total", **ok
         )
         if moved >= n:
@@ -371,29 +356,12 @@ def test_metrics_count_repeated_answers(srv: ServerProcess) -> None:
         time.sleep(0.25)
     assert moved == n
     count = "svc_http_request_duration_seconds_count"
-    assert metric(after, count, **duration) - metric(before, count, **duration) == n
+    assert value(after, count, **duration) - value(before, count, **duration) == n
     total = "svc_http_request_duration_seconds_sum"
-    assert metric(after, total, **duration) > metric(before, total, **duration)
+    assert value(after, total, **duration) > value(before, total, **duration)
 
 
 # -- a client going away during a repeated slow query ---------------------------------------
-
-
-def _active(pg_url: str, database: str, needle: str) -> int:
-    async def go() -> int:
-        conn = await asyncpg.connect(pg_url)
-        try:
-            count: int = await conn.fetchval(
-                "select count(*) from pg_stat_activity where datname = $1 and state = 'active'"
-                " and query like $2 and pid <> pg_backend_pid()",
-                database,
-                f"%{needle}%",
-            )
-            return count
-        finally:
-            await conn.close()
-
-    return asyncio.run(go())
 
 
 def _log_entries(s: ServerProcess) -> list[dict[str, Any]]:
@@ -439,14 +407,14 @@ def test_a_client_leaving_a_repeated_slow_query_cancels_its_statement(
             set_delay(30)
             conn.request("POST", "/v1/graphql", body=body, headers=headers)
             deadline = time.monotonic() + 5
-            while _active(pg_url, database, "slow_item") == 0:
+            while active_statements(pg_url, database, "slow_item") == 0:
                 assert time.monotonic() < deadline, "the slow statement never started"
                 time.sleep(0.05)
             time.sleep(0.3)
         finally:
             conn.close()
         gone = time.monotonic()
-        while _active(pg_url, database, "slow_item"):
+        while active_statements(pg_url, database, "slow_item"):
             assert time.monotonic() - gone < 3, f"statement still running ({attempt})"
             time.sleep(0.05)
         set_delay(0)

@@ -10,7 +10,6 @@ disconnects cancelling its statement in Postgres.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
@@ -20,14 +19,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 
 from svc.config import Config
 from svc.embedded import EmbeddedPostgres
 from svc.server.app import App, Request
-from tests.support import ServerProcess, create_database, free_port, server_with
+from tests.support import (
+    ServerProcess,
+    active_statements,
+    create_database,
+    free_port,
+    server_with,
+)
 
 TWO_WORKERS = {"SVC_GRAPHQL_SERVER_WORKERS": "2"}
 SETUP = """
@@ -195,23 +199,6 @@ def test_healthz_answers_while_four_20mb_requests_run(srv: ServerProcess) -> Non
     assert times[-1] < 2.0, f"/healthz took {times[-1]:.2f} s"
 
 
-def _active(pg_url: str, database: str, needle: str) -> int:
-    async def go() -> int:
-        conn = await asyncpg.connect(pg_url)
-        try:
-            count: int = await conn.fetchval(
-                "select count(*) from pg_stat_activity where datname = $1 and state = 'active'"
-                " and query like $2 and pid <> pg_backend_pid()",
-                database,
-                f"%{needle}%",
-            )
-            return count
-        finally:
-            await conn.close()
-
-    return asyncio.run(go())
-
-
 def test_client_disconnect_cancels_the_statement(srv: ServerProcess, pg_url: str) -> None:
     database = srv.proc.args[srv.proc.args.index("--database-url") + 1].rsplit("/", 1)[1]
     body = json.dumps({"query": SLOW}).encode()
@@ -223,11 +210,11 @@ def test_client_disconnect_cancels_the_statement(srv: ServerProcess, pg_url: str
         with socket.create_connection(("127.0.0.1", srv.port)) as sock:
             sock.sendall(request)
             deadline = time.monotonic() + 5
-            while _active(pg_url, database, "slow_author") == 0:
+            while active_statements(pg_url, database, "slow_author") == 0:
                 assert time.monotonic() < deadline, "the slow statement never started"
                 time.sleep(0.05)
         gone = time.monotonic()
-        while _active(pg_url, database, "slow_author"):
+        while active_statements(pg_url, database, "slow_author"):
             assert time.monotonic() - gone < 1.5, "statement still running after disconnect"
             time.sleep(0.05)
     assert srv.graphql(QUERY)["data"]["author"][1]["name"] == "bob"

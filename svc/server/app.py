@@ -123,6 +123,14 @@ def request_id(given: str | None) -> str:
     return _IDS.next()
 
 
+def _given_request_id(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The `x-request-id` among ASGI raw headers, None when absent."""
+    for name, value in raw:
+        if name == b"x-request-id":
+            return value.decode("latin-1")
+    return None
+
+
 def _header_value(raw: bytes) -> str:
     """Header values are read as UTF-8 (as the reference reads session variables), falling
     back to latin-1 for bytes that are not UTF-8."""
@@ -180,6 +188,8 @@ class App:
         # Sessions of credentials seen before, for `_again` (svc.server.again).
         self.sessions = SessionMemo(self.auth.jwt is None and self.auth.webhook is None)
         self.again_limit = min(LARGE_BODY, config.max_body_size)
+        # Whether every request gets a log line (`log`).
+        self.logs_requests = config.log_requests and config.log_level in ("debug", "info")
 
     def _subscriber(self) -> Subscriber | None:
         """The engine, as the websocket transport calls it (None while it starts)."""
@@ -346,17 +356,18 @@ class App:
             watch.stop()
         if payload is None:
             return False
-        request = self._plain_request(path, raw, body)
+        rid = request_id(_given_request_id(raw))
         await send(
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [*RAW_JSON_HEADERS, (b"x-request-id", request.request_id.encode())],
+                "headers": [*RAW_JSON_HEADERS, (b"x-request-id", rid.encode())],
             }
         )
         await send({"type": "http.response.body", "body": payload})
-        self.metrics.observe(request, 200, payload, time.perf_counter() - started)
-        self.log(request, 200, started)
+        self.metrics.count(path, "query", 200, payload, time.perf_counter() - started)
+        if self.logs_requests:
+            self.log(self._plain_request(path, raw, body, rid), 200, started)
         return True
 
     async def _whole_small_body(self, read: list[dict[str, Any]], receive: Receive) -> bytes | None:
@@ -377,18 +388,16 @@ class App:
         return body
 
     @staticmethod
-    def _plain_request(path: str, raw: list[tuple[bytes, bytes]], body: bytes) -> Request:
-        """The `Request` of an answer `_again` gave: what metrics and the log line read."""
-        given = None
-        for name, value in raw:
-            if name == b"x-request-id":
-                given = value.decode("latin-1")
-                break
+    def _plain_request(
+        path: str, raw: list[tuple[bytes, bytes]], body: bytes, rid: str | None = None
+    ) -> Request:
+        """The `Request` of an answer `_again` gave, for the log line and errors."""
 
         async def read() -> bytes:
             return body
 
-        request = Request("POST", path, None, b"", {}, read, request_id(given))
+        given = _given_request_id(raw)
+        request = Request("POST", path, None, b"", {}, read, rid or request_id(given))
         request.operation = "query"
         return request
 
@@ -398,9 +407,7 @@ class App:
         its request id, error code, message and, for an unexpected exception, the
         traceback."""
         error = request.error
-        if (self.config.log_requests and self.config.log_level in ("debug", "info")) or (
-            error is not None and status >= 500
-        ):
+        if self.logs_requests or (error is not None and status >= 500):
             entry: dict[str, Any] = {
                 "type": "http-log",
                 "level": "error" if status >= 500 else "info",

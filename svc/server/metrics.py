@@ -153,19 +153,32 @@ class Metrics:
         )
 
     def observe(self, request: Request, status: int, payload: bytes, seconds: float) -> None:
-        """Count one answered request: `status`, its `payload` (a GraphQL error answer's
-        code is read from it), `seconds` it took. Held in this worker until `flush`."""
-        endpoint = endpoint_label(request.path)
-        op = request.operation if endpoint in GRAPHQL_ENDPOINTS else ""
-        key = (endpoint, op, str(status))
+        """Count one answered `request` (`count` with its path, operation and error code)."""
+        code = request.error.get("code") if request.error else None
+        self.count(request.path, request.operation, status, payload, seconds, code)
+
+    def count(
+        self,
+        path: str,
+        operation: str,
+        status: int,
+        payload: bytes,
+        seconds: float,
+        code: str | None = None,
+    ) -> None:
+        """Count one answer to `path`: `operation` (GraphQL operation type), `status`, its
+        `payload` (a GraphQL error answer's code is read from it when `code` is None),
+        `seconds` it took. Held in this worker until `flush`."""
+        endpoint = endpoint_label(path)
+        graphql = endpoint in GRAPHQL_ENDPOINTS
+        key = (endpoint, operation if graphql else "", str(status))
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = [0, 0.0, [0] * len(_BOUNDS)]
         pending[0] += 1
         pending[1] += seconds
         pending[2][bisect_left(_BOUNDS, seconds)] += 1
-        code = request.error.get("code") if request.error else None
-        if code is None and endpoint in GRAPHQL_ENDPOINTS:
+        if code is None and graphql:
             code = error_code(payload)
         if code is not None:
             errors = (endpoint, str(code))

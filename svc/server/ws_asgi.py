@@ -48,10 +48,25 @@ class AsgiSocket:
     async def close(self, code: int, reason: str) -> None:
         """`websocket.close` with `code` and `reason`; for `CLOSE_NO_STATUS` nothing is
         sent: the app returns without a close, and the server ends the connection with a
-        close frame that has no status code (Granian 2.8; clients see 1005)."""
-        if code == CLOSE_NO_STATUS:
-            return
-        await self._send({"type": "websocket.close", "code": code, "reason": reason})
+        close frame that has no status code (Granian 2.8; clients see 1005). Either way
+        this socket lets go of `receive`/`send`: Granian ends a connection whose app
+        returned without a close only once they are freed, and sessions sit in reference
+        cycles that only the garbage collector would break (seconds later, or never)."""
+        send = self._send
+        self._receive = _gone_receive
+        self._send = _gone_send
+        if code != CLOSE_NO_STATUS:
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+
+
+async def _gone_receive() -> dict[str, Any]:
+    """`receive` of a closed `AsgiSocket`: the connection is over."""
+    return {"type": "websocket.disconnect", "code": CLOSE_NO_STATUS}
+
+
+async def _gone_send(_: dict[str, Any]) -> None:
+    """`send` of a closed `AsgiSocket`: raises ConnectionError."""
+    raise ConnectionError("websocket closed")
 
 
 def _headers(scope: dict[str, Any]) -> dict[str, str]:
