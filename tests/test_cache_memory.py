@@ -102,7 +102,10 @@ def test_rss_stays_bounded_with_1mb_literals(server: ServerProcess) -> None:
     for pid in workers:
         assert after[pid] < CACHE_BYTES + 100 * MB, (pid, after[pid] // MB)
         assert idle[pid] < CACHE_BYTES + 100 * MB, (pid, idle[pid] // MB)
-    assert elapsed < 60
+    # A bound, not a speed test (bench/ measures speed): graphql-core lexes each 1 MB
+    # document in pure Python; on 2 shared cores the 300 took 63 s before issue 23 and
+    # 72 s after, under either interface (2026-11-27), where 60 s was the bound before.
+    assert elapsed < 120
     # The server still answers, cached or not.
     r = server.client.post("/v1/graphql", json={"query": "{ article(limit: 1) { id } }"})
     assert r.json() == {"data": {"article": [{"id": 1}]}}
