@@ -24,6 +24,8 @@ with httpx.Client(base_url=sys.argv[1], timeout=10, headers=admin) as c:
         r = c.post("/v1/graphql", json={"query": "{ __typename }"})
         out.append((time.monotonic() - t) * 1000)
         assert r.json() == {"data": {"__typename": "query_root"}}, r.text
+        if len(out) == 1:
+            print("ready", flush=True)
         time.sleep(0.05)
 print(json.dumps(out))
 """
@@ -58,6 +60,11 @@ class AdminProbe:
         self.result = Latencies([])
 
     def __enter__(self) -> AdminProbe:
+        # Wait for the first answer, so the probe runs throughout the test's load (on a
+        # loaded machine starting Python and httpx alone can outlast a short test body).
+        assert self._proc.stdout is not None
+        first = self._proc.stdout.readline()
+        assert first == "ready\n", "the admin probe got no first answer"
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -27,6 +27,10 @@ RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[\d+\] (?=[
 # A logged statement: simple protocol (`statement:`) or a prepared one (`execute <name>:`).
 STATEMENT = re.compile(r"LOG:  (?:statement|execute [^:\s]+): (.*)", re.S)
 DEFAULT_PREFIX = "%m [%p] "
+# svc's catalog set-up scripts (`svc/catalog`): another worker starting while a request
+# runs (a restarted server's second worker, on a loaded machine) logs them into the
+# request's window; they are fixed DDL, not SQL generated from GraphQL.
+CATALOG_SETUP = re.compile(r"\s*CREATE (?:SCHEMA|TABLE) IF NOT EXISTS hdb_catalog\b")
 
 
 def _settings(admin_url: str) -> tuple[str, str, str | None]:
@@ -88,7 +92,8 @@ class StatementLog:
             with self.path.open("rb") as fh:
                 fh.seek(start)
                 text = fh.read().decode(errors="replace")
-            self.statements.extend(logged_statements(text))
+            found = logged_statements(text)
+            self.statements.extend(s for s in found if not CATALOG_SETUP.match(s))
 
 
 def logged_statements(text: str) -> Iterator[str]:
