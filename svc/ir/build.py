@@ -40,7 +40,7 @@ from svc.ir.permissions import (
     update_permission,
 )
 from svc.ir.relationships import relationships
-from svc.metadata.model import Metadata, QualifiedName, TableEntry, plain
+from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
 
 
@@ -51,6 +51,9 @@ def scalar_name(col: DbColumn) -> str:
 
 def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
     """Resolve `md` against `catalog`; never raises for bad metadata, records it instead.
+
+    Every table, function and relationship built names its source: `md`'s one source,
+    `DEFAULT_SOURCE`, whose database `catalog` describes.
 
     With `previous` (the IR of an earlier document, over any catalog), only the tables
     whose entry or catalog table changed, and the tables that looked at those, are built
@@ -567,6 +570,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
         root_fields=_root_fields(gql_name, config.custom_root_fields if config else None),
         comment=(config.comment if config and config.comment else None) or db.comment,
         updatable=db.updatable if db.kind in ("v", "f") else (28 if db.kind in ("r", "p") else 0),
+        source=DEFAULT_SOURCE,  # a document's tables are its one source's (`Metadata`)
     )
 
 

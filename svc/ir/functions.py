@@ -21,7 +21,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.ir.model import SCALAR_NAMES, ComputedField, Function, FunctionArg
 from svc.metadata.function_model import ComputedField as ComputedFieldEntry
 from svc.metadata.function_model import FunctionConfiguration, TrackedFunction
-from svc.metadata.model import QualifiedName
+from svc.metadata.model import DEFAULT_SOURCE, QualifiedName
 from svc.metadata.names import is_graphql_name
 
 JSON_TYPES = frozenset({"json", "jsonb"})
@@ -122,6 +122,7 @@ def resolve_function(
         exposed_as=exposed_as,
         roles=roles,
         comment=_given(entry.comment) or fn.comment,
+        source=DEFAULT_SOURCE,  # tracked in the document's one source, as its `returns`
     )
 
 

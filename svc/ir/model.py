@@ -17,7 +17,7 @@ from svc.ir.permissions import (
     UpdatePermission,
 )
 from svc.metadata.drop import ObjectRef
-from svc.metadata.model import QualifiedName, qualify
+from svc.metadata.model import DEFAULT_SOURCE, QualifiedName, qualify
 
 if TYPE_CHECKING:
     from svc.ir.cache import IrCache
@@ -72,7 +72,10 @@ class Column:
 
 @dataclass(frozen=True, slots=True)
 class Relationship:
-    """A resolved relationship: `mapping` pairs (local column, remote column)."""
+    """A resolved relationship: `mapping` pairs (local column, remote column).
+
+    `target_source` is the source holding `target` (the owner's own: a relationship into
+    another source is not something metadata can declare yet)."""
 
     name: str
     kind: str  # "object" | "array"
@@ -83,6 +86,7 @@ class Relationship:
     # Every local row has its remote row: an object relationship over a foreign key of
     # this table whose columns are all NOT NULL (the reference then types it `target!`).
     required: bool = False
+    target_source: str = DEFAULT_SOURCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,7 @@ class Function:
     exposed_as: str  # "query" | "mutation"
     roles: frozenset[str] = frozenset()
     comment: str | None = None
+    source: str = DEFAULT_SOURCE  # the source it is tracked in (`returns` is there too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +174,9 @@ class Table:
     `relationships` and `computed_fields` by name; they are built once, with the table
     (`make_table`, `Table.with_parts`), and never changed: a `dataclasses.replace` that
     changes those tuples must go through `with_parts` instead.
+
+    `source` is the metadata source the table is tracked in; `name` is unique within it
+    (`Ir.tables`).
     """
 
     name: QualifiedName
@@ -187,6 +195,7 @@ class Table:
     insert_permissions: dict[str, InsertPermission] = field(default_factory=dict)
     update_permissions: dict[str, UpdatePermission] = field(default_factory=dict)
     delete_permissions: dict[str, DeletePermission] = field(default_factory=dict)
+    source: str = DEFAULT_SOURCE
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
     computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)
@@ -284,6 +293,9 @@ class Inconsistency:
 @dataclass(frozen=True, slots=True)
 class Ir:
     """Tracked tables by name, plus what did not resolve.
+
+    `tables` and `functions` are keyed by qualified name within their source: today every
+    entry is `DEFAULT_SOURCE`'s (each carries its `source`), so the maps are that source's.
 
     `cache` records how the tables were built, for the next `build_ir(…, previous=this)`;
     it is not part of the IR's value.

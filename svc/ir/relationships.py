@@ -1,7 +1,9 @@
 """Resolve a table's object and array relationships against the catalog (spec 2.4).
 
 A relationship names its target by a foreign key (on this table, or `{table, columns}` on
-the target pointing here) or by a manual column mapping; the target must be tracked. A
+the target pointing here) or by a manual column mapping; the target must be tracked in
+the owner's source (the `tables` given are that source's, so a target elsewhere is "not
+tracked"), and the relationship names that source (`target_source`). A
 relationship that does not resolve raises `SvcError` (its code and the reference's
 reason), which `relationships` records as an inconsistency of the table.
 """
@@ -112,7 +114,10 @@ def _relationship(
             if remote.column(far) is None:
                 raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{far}"')
         mapping = tuple(manual.column_mapping.items())
-        return Relationship(rel.name, kind, target, mapping, rel.comment, _is_key(remote, mapping))
+        unique = _is_key(remote, mapping)
+        return Relationship(
+            rel.name, kind, target, mapping, rel.comment, unique, target_source=remote.source
+        )
     fk_on = using.foreign_key_constraint_on
     if isinstance(fk_on, dict):
         # {table, column(s)}: the foreign key lives on the remote table and points here.
@@ -136,7 +141,9 @@ def _relationship(
             sorted(zip(fk.ref_columns, fk.columns, strict=True), key=lambda p: order[p[1]])
         )
         unique = _is_key(remote, pairs)
-        return Relationship(rel.name, kind, target, pairs, rel.comment, unique)
+        return Relationship(
+            rel.name, kind, target, pairs, rel.comment, unique, target_source=remote.source
+        )
     if kind == "array":
         raise SvcError(
             ErrorCode.PARSE_FAILED,
@@ -148,10 +155,10 @@ def _relationship(
             raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{col}"')
     fk = _one([f for f in db.foreign_keys if set(f.columns) == set(cols)])
     target = QualifiedName(name=fk.ref_table, schema=fk.ref_schema)
-    _tracked(target, tables)
+    remote = _tracked(target, tables)
     pairs = tuple(zip(fk.columns, fk.ref_columns, strict=True))
     required = all(not c.nullable for c in (db_column(db, col) for col in cols) if c)
-    return Relationship(rel.name, kind, target, pairs, rel.comment, True, required)
+    return Relationship(rel.name, kind, target, pairs, rel.comment, True, required, remote.source)
 
 
 def _is_key(remote: Table, mapping: tuple[tuple[str, str], ...]) -> bool:

@@ -38,7 +38,14 @@ from svc.metadata.permission_model import (
 from svc.metadata.qualified import JSON, QualifiedName, TableName, plain, qualify
 from svc.metadata.root_fields import check_table_entries
 
-__all__ = ["JSON", "QualifiedName", "TableName", "plain", "qualify"]
+__all__ = ["DEFAULT_SOURCE", "JSON", "QualifiedName", "TableName", "plain", "qualify"]
+
+# The one database source a document holds today: the v2 format's top-level `tables` and
+# `functions` are its (Hasura's v2 export is one source called `default`). The IR stamps
+# it on every table, function and relationship it builds (`svc.ir.build`), plans name it
+# (`svc.plan.sources`), and execution picks that source's connections
+# (`svc.execute.db.Sources`).
+DEFAULT_SOURCE = "default"
 
 
 class ManualConfiguration(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -115,7 +122,11 @@ class TableEntry(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The whole metadata document, as `export_metadata` returns it."""
+    """The whole metadata document, as `export_metadata` returns it.
+
+    `tables` and `functions` are those of the one source `DEFAULT_SOURCE`; a version 3
+    document's other sources are not kept (`metadata_from_obj`).
+    """
 
     version: int = 2
     tables: tuple[TableEntry, ...] = ()
@@ -150,7 +161,10 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     """Build `Metadata` from user JSON (`replace_metadata`); accepts versions 1, 2 and 3
     (older shapes: `svc.metadata.compat`).
 
-    Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source.
+    Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source
+    (`DEFAULT_SOURCE`); any other source is dropped without a word, as svc has always
+    done (its tables, functions and connection are not kept, so the export no longer
+    names it; adding sources is its own work: `pg_add_source`).
     Raises `SvcError` `parse-failed` with the JSON path of the first bad value: a `version`
     other than 2 or 3 (`check_version`), a source that is not an object, a value of the
     wrong type (msgspec's message; a select permission's root field lists: aeson's,
@@ -170,7 +184,8 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
                     ErrorCode.PARSE_FAILED, "expected an object", path=f"{path}.sources[{k}]"
                 )
         k, default = next(
-            ((k, s) for k, s in enumerate(sources) if s.get("name") == "default"), (0, None)
+            ((k, s) for k, s in enumerate(sources) if s.get("name") == DEFAULT_SOURCE),
+            (0, None),
         )
         tables_path = f"{path}.sources[{k}].tables"
         if default is not None:
