@@ -38,12 +38,12 @@ from svc.api.state import State, configure_plan_cache
 from svc.api.stats import EngineStats, engine_stats, queue_counts
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
-from svc.execute.db import Database
+from svc.execute.db import Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
 from svc.ir.role_view import is_admin
-from svc.metadata.model import decode_metadata, encode_metadata
+from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
 from svc.outbound import close_shared
 from svc.sql.render import render_root
 from svc.workers import WorkerRuntime, WorkerSpec
@@ -56,10 +56,11 @@ class Engine:
     """Create with `await Engine.start(config)`; close with `await engine.close()`."""
 
     def __init__(
-        self, config: Config, db: Database, state: State, shared: SharedVersion | None = None
+        self, config: Config, sources: Sources, state: State, shared: SharedVersion | None = None
     ) -> None:
         self.config = config
-        self.db = db
+        self.sources = sources  # each source's connections; plans pick theirs
+        self.db = db = sources.default  # holds hdb_catalog: metadata, queues, listener
         self.state = state
         self.graphql_service = GraphQLService(
             db,
@@ -67,6 +68,7 @@ class Engine:
             allowlist=config.enable_allowlist,
             defaults=Defaults(config.default_depth_limit, config.default_node_limit),
             rate_file=config.rate_limit_file or None,
+            sources=sources,
         )
         # Held by a metadata write until its new state is installed, and by a reload: the
         # `NOTIFY` of this process's own write arrives before the state is swapped, and
@@ -119,18 +121,19 @@ class Engine:
 
     @classmethod
     async def _start_once(cls, config: Config) -> Engine:
-        db = await Database.connect(
-            config.database_url,
+        sources = await Sources.connect(
+            {DEFAULT_SOURCE: config.database_url},
             max_size=config.pool_size,
             statement_timeout=config.statement_timeout,
         )
+        db = sources.default
         shared = None
         try:
             await db.init_catalog()
             state = await cls._load(db, config.infer_function_permissions)
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
-            engine = cls(config, db, state, shared)
+            engine = cls(config, sources, state, shared)
             await start_scheduled(engine)  # issue 15: hdb_catalog tables, delivery workers
             event_service.start(engine)  # issue 14: event delivery
             engine.start_workers([action_worker(db, engine.current_state)])  # issue 16
@@ -138,7 +141,7 @@ class Engine:
             if shared is not None:
                 shared.close()
             with contextlib.suppress(Exception):  # Postgres may be gone: keep the first error
-                await db.close()
+                await sources.close()
             raise
         live = engine.live
         engine._listener = VersionListener(
@@ -174,7 +177,7 @@ class Engine:
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
-        await self.db.close()
+        await self.sources.close()
         await close_shared()
         if self._shared is not None:
             self._shared.close()
@@ -437,13 +440,13 @@ class Engine:
         if compiled.plan.kind == "subscription":
             service = self.graphql_service
             live = service.compile_live(state, role, req, prepared)[2]
-            return await explain_subscription(self.db, live, variables, user)
+            return await explain_subscription(compiled.db, live, variables, user)
         out: list[dict[str, Any]] = []
         for root in compiled.plan.roots:
             if root.select is None or not hasattr(root.select, "rows"):
                 continue
             stmt = render_root(root.select)  # type: ignore[arg-type]
             args = resolve(stmt.params, variables, user)
-            plan = await self.db.explain(stmt.sql, args)
+            plan = await compiled.db.explain(stmt.sql, args)
             out.append({"field": root.alias, "sql": stmt.sql, "plan": plan})
         return out

@@ -55,9 +55,10 @@ from svc.api.remote_exec import refuse_remote, run_remote
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
 from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
-from svc.execute.db import Database
+from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
 from svc.ir.role_view import is_admin
+from svc.metadata.model import DEFAULT_SOURCE
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
 from svc.sql.live import LiveStatement, render_live
@@ -94,11 +95,13 @@ class Prepared:
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A rendered operation: the statement, its root aliases, and the plan."""
+    """A rendered operation: the statement, its root aliases, the plan, and the database
+    of the plan's source that runs it (taken when the plan is made, not per request)."""
 
     plan: QueryPlan
     statement: Statement
     aliases: tuple[str, ...]
+    db: Database
 
 
 def _key(alias: str) -> bytes:
@@ -131,7 +134,8 @@ _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
 class Seen:
     """What answers a query request seen before: its statement, the arguments when no
     parameter reads the session (else the variables to resolve them with), and the
-    `"alias":` prefix of each root field, in order (every root is a database root)."""
+    `"alias":` prefix of each root field, in order (every root is a database root), and
+    the database of the query's source."""
 
     sql: str
     params: tuple[Param, ...]
@@ -139,6 +143,7 @@ class Seen:
     args: list[Any] | None
     keys: tuple[bytes, ...]
     limits: RoleLimits  # the role's limits under the same `State` (rate and time)
+    db: Database
 
     @classmethod
     def of(cls, compiled: Compiled, variables: dict[str, Any], limits: RoleLimits) -> Seen:
@@ -148,7 +153,7 @@ class Seen:
         args = None if by_session else resolve(params, variables, {})
         keys = tuple(_key(alias) for alias in compiled.aliases)
         kept = variables if by_session else {}  # only to resolve session parameters with
-        return cls(compiled.statement.sql, params, kept, args, keys, limits)
+        return cls(compiled.statement.sql, params, kept, args, keys, limits, compiled.db)
 
     def footprint(self, body: bytes) -> int:
         """Estimated bytes of this entry under the request bytes `body` (`PlanCache`): the
@@ -346,8 +351,12 @@ class GraphQLService:
         allowlist: bool = False,
         defaults: Defaults | None = None,
         rate_file: str | None = None,
+        sources: Sources | None = None,
     ) -> None:
         self.db = db
+        # Each plan runs on its source's database (`DatabaseStep.source`); `db` is the
+        # default source's.
+        self.sources = sources or Sources({DEFAULT_SOURCE: db})
         self.stringify = stringify
         self.allowlist = allowlist  # `--enable-allowlist`: non-admin queries must be listed
         self.defaults = defaults or Defaults()  # server-wide limits (svc.api.limits)
@@ -402,7 +411,8 @@ class GraphQLService:
             planned = plan_operation(self._input(state, role, prepared, variables))
             plan = planned.query
             statement, aliases = render_query(plan)
-            compiled = Compiled(plan, statement, aliases)
+            db = self.sources.database(planned.database.source)
+            compiled = Compiled(plan, statement, aliases, db)
             prepared.structural = prepared.structural | planned.structural
             prepared.leaf_vars = prepared.leaf_vars | planned.leaf_vars
             shape = _shape_key(prepared, variables)
@@ -459,7 +469,7 @@ class GraphQLService:
             if args is None:
                 args = resolve(seen.params, seen.variables, session)
             timeout = seen.limits.timeout
-            texts = await self.db.query_json(seen.sql, args, len(seen.keys), timeout)
+            texts = await seen.db.query_json(seen.sql, args, len(seen.keys), timeout)
         except SvcError as exc:
             return _errors_body(exc, role)
         return _data_body(seen.keys, texts)
@@ -512,7 +522,7 @@ class GraphQLService:
         if compiled.aliases:
             args = resolve(compiled.statement.params, variables, session)
             sql, columns = compiled.statement.sql, len(compiled.aliases)
-            texts = await self.db.query_json(sql, args, columns, limits.timeout)
+            texts = await compiled.db.query_json(sql, args, columns, limits.timeout)
             values = dict(zip(compiled.aliases, texts, strict=True))
         if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
             seen = Seen.of(compiled, variables, limits)
@@ -597,7 +607,8 @@ class GraphQLService:
         variables = coerce_variables(schema, prepared, req.variables)
         planned = plan_operation(self._input(state, role, prepared, variables))
         roots = planned.mutation.roots
-        return await execute_mutation(self.db, state.ir.tables, roots, variables, session, timeout)
+        db = self.sources.database(planned.database.source)
+        return await execute_mutation(db, state.ir.tables, roots, variables, session, timeout)
 
     def _input(
         self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]

@@ -1,4 +1,4 @@
-"""The connection pool and the few ways svc talks to Postgres.
+"""The connection pool and the few ways svc talks to Postgres, per source (`Sources`).
 
 Only this package imports asyncpg (design brief 2). Connections run in UTC so timestamps
 render the same whatever the server's default zone (the reference's answers assume it).
@@ -25,13 +25,14 @@ from svc.catalog.storage import (
     READ_VERSION_SQL,
     WRITE_METADATA_SQL,
 )
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.execute.errors import (
     connection_error,
     is_connection_error,
     map_query_error,
     statement_timeout_error,
 )
+from svc.metadata.model import DEFAULT_SOURCE
 
 Connection = asyncpg.Connection
 PostgresError = asyncpg.PostgresError
@@ -405,3 +406,53 @@ class Database:
                 raise connection_error(exc) from exc
             raise
         return version
+
+
+class Sources:
+    """The connections of each metadata source: source name → its own `Database` (pool
+    and read connections). Today `svc` serves one source, `DEFAULT_SOURCE`, on the
+    database URL (`Sources.connect`); a plan names its source and the executor takes that
+    source's `Database` when the plan is made and cached (`database`), never per request.
+
+    `default` is the `DEFAULT_SOURCE`'s database, which also holds `hdb_catalog`.
+    """
+
+    def __init__(self, databases: dict[str, Database]) -> None:
+        """`databases` must include `DEFAULT_SOURCE` (ValueError otherwise)."""
+        if DEFAULT_SOURCE not in databases:
+            raise ValueError(f"no {DEFAULT_SOURCE!r} source")
+        self.databases = dict(databases)
+        self.default = databases[DEFAULT_SOURCE]
+
+    @classmethod
+    async def connect(cls, urls: dict[str, str], **options: Any) -> Sources:
+        """Connect every source of `urls` (name → database URL) with the same
+        `Database.connect` `options`; raises what `Database.connect` raises (the sources
+        opened so far are closed first)."""
+        opened: dict[str, Database] = {}
+        try:
+            for name, url in urls.items():
+                opened[name] = await Database.connect(url, **options)
+        except BaseException:
+            for db in opened.values():
+                with contextlib.suppress(Exception):
+                    await db.close()
+            raise
+        return cls(opened)
+
+    def database(self, source: str) -> Database:
+        """The `Database` of `source`; raises `SvcError` 400 `not-exists` for a source
+        svc has no connections for (the reference's "source with name … does not
+        exist")."""
+        found = self.databases.get(source)
+        if found is None:
+            raise SvcError(ErrorCode.NOT_EXISTS, f'source with name "{source}" does not exist')
+        return found
+
+    async def close(self) -> None:
+        """Close every source's connections (each once, however many names share it)."""
+        closed: set[int] = set()
+        for db in self.databases.values():
+            if id(db) not in closed:
+                closed.add(id(db))
+                await db.close()

@@ -22,6 +22,7 @@ from svc.metadata.model import QualifiedName
 from svc.plan.action_rels import refuse_actions
 from svc.plan.build import plan_query
 from svc.plan.mutation import MutationPlanner, MutationRoot
+from svc.plan.sources import mutation_source, query_source
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan
 
 
@@ -50,7 +51,8 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     refuse_actions(given.schema, root, op, given.fragments, given.variables)  # issue 16
     if op.operation == OperationType.MUTATION:
         roots = _mutation_roots(given)
-        return OperationPlan("mutation", (DatabaseStep(MutationPlan(roots)),))
+        step = DatabaseStep(MutationPlan(roots), mutation_source(roots))
+        return OperationPlan("mutation", (step,))
     plan, structural, leaf_vars = plan_query(
         given.schema,
         given.tables,
@@ -60,7 +62,8 @@ def plan_operation(given: PlanInput) -> OperationPlan:
         stringify=given.stringify,
         role=given.role,
     )
-    return OperationPlan(plan.kind, (DatabaseStep(plan),), structural, leaf_vars)
+    step = DatabaseStep(plan, query_source(plan, given.tables))
+    return OperationPlan(plan.kind, (step,), structural, leaf_vars)
 
 
 def _mutation_roots(given: PlanInput) -> tuple[tuple[str, MutationRoot | None], ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from svc.metadata.model import DEFAULT_SOURCE
 from svc.plan.mutation import MutationRoot
 from svc.plan.nodes import Param, QueryPlan
 
@@ -29,10 +30,12 @@ class DatabaseStep:
     the schema backs with a table or function.
 
     `plan` is a `QueryPlan` (rendered to ONE statement by `svc.sql.render.render_query`,
-    whose JSON columns are the answers of its roots) or a `MutationPlan`.
+    whose JSON columns are the answers of its roots) or a `MutationPlan`; `source` the
+    metadata source whose connections run it (`svc.plan.sources`).
     """
 
     plan: QueryPlan | MutationPlan
+    source: str = DEFAULT_SOURCE
 
 
 @dataclass(frozen=True, slots=True)

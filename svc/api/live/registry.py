@@ -62,14 +62,16 @@ class LiveQueries:
         handle: LiveHandle,
         *,
         admin: bool,
+        db: Database,
     ) -> None:
         """Subscribe `handle` to `live` with the cohort variables `vars_text`
-        (`svc.api.live.cohort.cohort_vars`); `handle.stop()` unsubscribes it."""
-        key = (role, live.sql, timeout)
+        (`svc.api.live.cohort.cohort_vars`), polled on `db` (its plan's source's);
+        `handle.stop()` unsubscribes it."""
+        key = (role, live.sql, timeout, db)
         query = self.queries.get(key)
         if query is None:
             query = LiveQuery(
-                self.db,
+                db,
                 live,
                 timeout=timeout,
                 admin=admin,

@@ -210,16 +210,18 @@ def add_stream(
     handle: LiveHandle,
     *,
     admin: bool,
+    db: Database,
 ) -> None:
     """Subscribe `handle` to the streaming `statement` at the position `vars_text`
-    (`stream_vars`); `handle.stop()` unsubscribes it (the last one stops the poller).
+    (`stream_vars`), polled on `db` (its plan's source's); `handle.stop()` unsubscribes
+    it (the last one stops the poller).
     The stream's poller is kept among `live.queries` (counted and closed with them)."""
-    key = ("stream", role, statement.sql, timeout)
+    key = ("stream", role, statement.sql, timeout, db)
     query = live.queries.get(key)
     if not isinstance(query, StreamQuery):
         settings = _SETTINGS.get(live) or StreamSettings(live.interval, live.batch_size)
         query = StreamQuery(
-            live.db,
+            db,
             statement,
             timeout=timeout,
             admin=admin,

@@ -61,8 +61,10 @@ async def subscribe(
     timeout = service.limits(state, role).timeout
     if isinstance(statement, StreamStatement):  # `x_stream` (svc.api.live.stream)
         vars_text = stream_vars(statement, variables, session)
-        add_stream(live, role, statement, timeout, vars_text, handle, admin=is_admin(role))
+        add_stream(
+            live, role, statement, timeout, vars_text, handle, admin=is_admin(role), db=compiled.db
+        )
         return handle
     vars_text = cohort_vars(statement, variables, session)
-    live.add(role, statement, timeout, vars_text, handle, admin=is_admin(role))
+    live.add(role, statement, timeout, vars_text, handle, admin=is_admin(role), db=compiled.db)
     return handle
