@@ -177,7 +177,7 @@ def test_mutations_run_on_their_sources_database(env: Env) -> None:
 
 
 def test_an_operation_over_two_sources_is_refused(env: Env) -> None:
-    url, catalog, loop, db = env
+    _, catalog, _, db = env
     state = _state(catalog, {AUTHOR: "other"})
     service = _service(db, db)
     req = GraphQLRequest("{ author { name } article { title } }")
