@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from svc.errors import SvcError
-from svc.server.session import ROLE_NOT_FOUND, parse_expires, parse_max_age
+from svc.server.session import parse_expires, parse_max_age
 from svc.server.webhook_auth import INVALID_RESPONSE, REQUEST_FAILED, UNAUTHORIZED, AuthWebhook
+from svc.session_vars import ROLE_NOT_FOUND
 from tests.http_fixture import HttpFixture, Recorded, Reply, Route
 from tests.support import ServerProcess, create_database, free_port
 

@@ -34,7 +34,8 @@ from svc.server.jwt_auth import (
     JwtVerifier,
     parse_cookies,
 )
-from svc.server.session import Session, cache_lifetime, pg_array_literal
+from svc.server.session import Session, cache_lifetime
+from svc.session_vars import pg_array_literal
 from tests.support import ServerProcess, create_database
 
 NS = "https://svc.io/jwt/claims"

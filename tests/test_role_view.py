@@ -18,9 +18,10 @@ import pytest
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbConstraint, DbForeignKey, DbTable
 from svc.ir import Ir, RootFields, build_ir
-from svc.ir.role_view import PERMISSION_KINDS, is_admin, metadata_roles, role_view
+from svc.ir.role_view import PERMISSION_KINDS, metadata_roles, role_view
 from svc.metadata.model import QualifiedName, metadata_from_obj
 from svc.schema import build_schema
+from svc.session_vars import is_admin
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 

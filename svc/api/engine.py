@@ -42,9 +42,9 @@ from svc.execute.db import Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
-from svc.ir.role_view import is_admin
 from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
 from svc.outbound import close_shared
+from svc.session_vars import ADMIN_ROLE, ROLE_VARIABLE, is_admin
 from svc.sql.render import render_root
 from svc.workers import WorkerRuntime, WorkerSpec
 
@@ -433,7 +433,7 @@ class Engine:
             raise SvcError(ErrorCode.PARSE_FAILED, 'key "query" not found', path="$")
         query = raw["query"]
         user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
-        role = user.get("x-svc-role", "admin")
+        role = user.get(ROLE_VARIABLE, ADMIN_ROLE)
         state = await self.current_state()
         req = decode_request(query if isinstance(query, dict) else {"query": query})
         prepared, compiled, variables = self.graphql_service.compile(state, role, req)

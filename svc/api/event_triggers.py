@@ -49,6 +49,7 @@ from svc.metadata.event_triggers import (
 )
 from svc.metadata.model import Metadata
 from svc.metadata.qualified import QualifiedName
+from svc.session_vars import role_session
 from svc.sql.event_capture import (
     EXISTING_SQL,
     Capture,
@@ -235,7 +236,7 @@ async def invoke_event_trigger(ctx: Any, body: Any) -> Any:
         raise SvcError(
             ErrorCode.NOT_SUPPORTED, "manual mode is not enabled for event trigger", path="$"
         )
-    session = ctx.session or {"x-svc-role": ctx.role}
+    session = ctx.session or role_session(ctx.role)
     payload = {"op": "MANUAL", "data": {"old": None, "new": args.payload}}
     payload["session_variables"] = session
     if not await ctx.conn.fetchval(EVENT_LOG_EXISTS_SQL):

@@ -57,10 +57,10 @@ from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
 from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
-from svc.ir.role_view import is_admin
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
+from svc.session_vars import is_admin
 from svc.sql.live import LiveStatement, render_live
 from svc.sql.render import Statement, render_query
 

@@ -12,7 +12,7 @@ from typing import Any
 from svc.api.graphql import GraphQLService, decode_json, decode_request, prepare
 from svc.api.state import State
 from svc.errors import SvcError
-from svc.ir.role_view import is_admin
+from svc.session_vars import is_admin
 
 
 def prepare_large_body(

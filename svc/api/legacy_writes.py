@@ -25,6 +25,7 @@ from svc.ir.permissions import FilterResolver, TableShape
 from svc.metadata.args import parse_args
 from svc.plan.nodes import BoolExp
 from svc.plan.permissions import filter_exp
+from svc.session_vars import role_session, session_json
 from svc.sql.legacy_writes import render_count, render_delete, render_update
 from svc.sql.render import Statement
 
@@ -69,8 +70,8 @@ def where_exp(ir: Ir, table: Table, where: dict[str, Any]) -> BoolExp:
 
 async def set_session(ctx: Any) -> None:
     """Set `svc.user` for the rest of the request's transaction."""
-    session = ctx.session or {"x-svc-role": ctx.role}
-    await ctx.conn.execute(SESSION_SQL, msgspec.json.encode(session).decode())
+    session = ctx.session or role_session(ctx.role)
+    await ctx.conn.execute(SESSION_SQL, session_json(session))
 
 
 def _typed(table: Table, values: dict[str, Any], path: str) -> tuple[tuple[str, str, object], ...]:

@@ -59,8 +59,8 @@ from graphql import (
 )
 
 from svc.errors import SvcError
-from svc.ir.role_view import is_admin
 from svc.metadata.limits import ApiLimits, IntrospectionOptions, RateRule
+from svc.session_vars import is_admin
 
 UNLIMITED = sys.maxsize
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})

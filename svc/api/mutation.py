@@ -23,6 +23,7 @@ from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.mutation import Insert, InsertRow, MutationRoot
 from svc.plan.nodes import Const, Param
+from svc.session_vars import session_json
 from svc.sql.live_watch import NOTIFY_WRITES_SQL
 from svc.sql.mutation import render_answer_from_rows, render_insert_returning_row, render_write
 from svc.sql.render import Statement, render_root
@@ -61,7 +62,7 @@ class MutationRunner:
 
     async def run(self, roots: Sequence[tuple[str, MutationRoot | None]]) -> bytes:
         """The `{"data": …}` body; raises `SvcError` (the caller's transaction rolls back)."""
-        session = _encode(self.session).decode()
+        session = session_json(self.session)
         await self.conn.execute(SESSION_SQL, session, self.statement_timeout)
         parts: list[bytes] = []
         for alias, root in roots:

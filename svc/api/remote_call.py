@@ -24,6 +24,7 @@ from svc.outbound import (
     resolve_headers,
     shared_client,
 )
+from svc.session_vars import is_session_variable, session_headers
 
 # Client headers never forwarded (Hasura `commonClientHeadersIgnored` and the like).
 NOT_FORWARDED = frozenset(
@@ -72,12 +73,12 @@ def request_headers(
 
     for name, value in resolve_headers(entry.definition.headers or ()):
         add(name, value)
-    for name, value in (session or {}).items():
+    for name, value in session_headers(session or {}):
         add(name, value)
     if entry.definition.forward_client_headers and client:
         for name, value in client:
             low = name.lower()
-            if low not in NOT_FORWARDED and not low.startswith("x-svc-"):
+            if low not in NOT_FORWARDED and not is_session_variable(low):
                 add(name, value)
         host = next((v for k, v in client if k.lower() == "host"), None)
         agent = next((v for k, v in client if k.lower() == "user-agent"), None)

@@ -36,13 +36,13 @@ from svc.api.remote_join import JoinWork, has_remote_relationships, stitch, stri
 from svc.api.remote_presets import apply_presets
 from svc.api.remote_translate import translate_call
 from svc.errors import ErrorCode, SvcError
-from svc.ir.role_view import is_admin
 from svc.metadata.remote_schemas import find_remote
 from svc.outbound import forwarded
 from svc.plan.operation import PlanInput, plan_operation
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import permissions_enabled
 from svc.schema.remote_registry import lookup
+from svc.session_vars import is_admin
 from svc.sql.render import render_query
 
 NOT_SUPPORTED = "subscription to remote server is not supported"

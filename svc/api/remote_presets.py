@@ -23,15 +23,16 @@ from graphql import (
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import RemoteSchema
 from svc.schema.remote_permissions import parse_role_sdl, presets
+from svc.session_vars import is_session_variable, session_key
 
 Presets = dict[tuple[str, str, str], Any]
 
 
 def _value(value: Any, session: dict[str, str]) -> Any:
-    if isinstance(value, str) and value.lower().startswith("x-svc-"):
-        found = session.get(value.lower())
+    if isinstance(value, str) and is_session_variable(value):
+        found = session.get(session_key(value))
         if found is None:
-            raise SvcError(ErrorCode.NOT_FOUND, f'missing session variable: "{value.lower()}"')
+            raise SvcError(ErrorCode.NOT_FOUND, f'missing session variable: "{session_key(value)}"')
         return found
     return value
 

@@ -18,8 +18,7 @@ import httpx
 
 from svc.metadata.directory import FILES, DirectoryError, metadata_from_files, metadata_to_files
 from svc.metadata.model import metadata_from_obj, metadata_to_obj
-
-ADMIN_SECRET_HEADER = "x-svc-admin-secret"
+from svc.session_vars import ADMIN_SECRET_HEADER
 
 
 def run(args: argparse.Namespace) -> int:

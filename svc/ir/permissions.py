@@ -51,11 +51,6 @@ class SelectPermission:
     subscription_root_fields: frozenset[str] | None = None
 
 
-def is_session_variable(value: Any) -> bool:
-    """True for a string naming a session variable (`X-Svc-User-Id`)."""
-    return isinstance(value, str) and value.lower().startswith("x-svc-")
-
-
 def _op(key: str) -> str:
     return "_" + key[1:] if key.startswith("$") else key
 

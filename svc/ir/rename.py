@@ -16,9 +16,9 @@ from msgspec.structs import replace
 
 from svc.ir.model import Ir
 from svc.ir.operators import is_column_operator, typed_operand
-from svc.ir.permissions import is_session_variable
 from svc.metadata.model import Metadata, QualifiedName, Relationship, RelUsing, TableEntry, qualify
 from svc.metadata.permission_model import Permission
+from svc.session_vars import is_session_variable
 
 PERMISSION_KINDS = ("insert", "select", "update", "delete")
 

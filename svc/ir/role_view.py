@@ -19,15 +19,10 @@ from typing import Any
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
 from svc.metadata.permission_model import Permission
+from svc.session_vars import ADMIN_ROLE, is_admin
 
-ADMIN_ROLE = "admin"
 # Permission kinds in the metadata's order of `<kind>_permissions` lists.
 PERMISSION_KINDS = ("insert", "select", "update", "delete")
-
-
-def is_admin(role: str) -> bool:
-    """True for the role that bypasses every permission (Hasura's `admin`)."""
-    return role == ADMIN_ROLE
 
 
 @dataclass(frozen=True, slots=True)

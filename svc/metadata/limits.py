@@ -27,6 +27,7 @@ from typing import Annotated, Any
 import msgspec
 
 from svc.errors import SvcError
+from svc.session_vars import ROLE_VARIABLE, is_session_variable
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
@@ -128,7 +129,7 @@ def _unique_params(value: str | list[str] | None, path: str) -> str | list[str] 
             return "IP"
         raise SvcError("parse-failed", UNIQUE_PARAMS_ERROR, path=path)
     names = [v.lower() for v in value]
-    if any(not n.startswith("x-svc-") or n == "x-svc-role" for n in names):
+    if any(not is_session_variable(n) or n == ROLE_VARIABLE for n in names):
         raise SvcError("parse-failed", UNIQUE_PARAMS_ERROR, path=path)
     return names
 

@@ -15,7 +15,6 @@ from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
 
 from svc.errors import ErrorCode, SvcError, validation_failed
 from svc.ir.model import Table
-from svc.ir.permissions import is_session_variable
 from svc.ir.role_view import WriteAccess
 from svc.metadata.model import QualifiedName
 from svc.plan.build import Planner
@@ -34,6 +33,7 @@ from svc.plan.nodes import (
 )
 from svc.plan.permissions import filter_exp
 from svc.schema.info import FieldInfo
+from svc.session_vars import is_session_variable
 
 UPDATE_OPS = (
     "_set",

@@ -12,7 +12,6 @@ from typing import Any
 from svc.errors import SvcError
 from svc.ir.model import Table
 from svc.ir.operators import OPERATORS, Operand
-from svc.ir.permissions import is_session_variable
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import computed_call
 from svc.plan.nodes import (
@@ -31,6 +30,7 @@ from svc.plan.nodes import (
     Param,
     SessionRef,
 )
+from svc.session_vars import is_session_variable
 
 # Makes an operand's parameter: `make(value, pg_type, is_list=)`.
 MakeParam = Callable[..., Param]

@@ -36,7 +36,6 @@ from graphql import (
     is_object_type,
 )
 
-from svc.ir.role_view import is_admin
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema import build as schema_build
@@ -44,6 +43,7 @@ from svc.schema.info import FieldInfo
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_permissions import role_schema
 from svc.schema.remote_registry import lookup
+from svc.session_vars import is_admin
 
 REMOTE_INFO = FieldInfo("remote_schema")
 REMOTE_REL_INFO = FieldInfo("remote_relationship")

@@ -39,6 +39,7 @@ from graphql import (
 
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import RemoteSchema
+from svc.session_vars import is_session_variable
 
 PRESET = "preset"
 
@@ -300,7 +301,7 @@ def _preset_problems(mine: GraphQLSchema, presets: dict[tuple[str, str, str], An
 def _value_problems(value: Any, t: Any) -> list[str]:
     if isinstance(t, GraphQLNonNull):
         t = t.of_type
-    if isinstance(value, str) and value.lower().startswith("x-svc-"):
+    if is_session_variable(value):
         return []
     if isinstance(t, GraphQLInputObjectType):
         if not isinstance(value, dict):

@@ -22,19 +22,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from svc.server.auth import Session
+from svc.session_vars import PREFIX_BYTES
 
 Credentials = tuple[tuple[bytes, bytes], ...]
 
 # The most credential sets remembered per worker; past it the memo starts over (a bound
 # on memory when every request carries another token or session variable).
 MEMO_ENTRIES = 4096
+_PREFIX_LENGTH = len(PREFIX_BYTES)
 
 
 def credentials(raw_headers: Iterable[tuple[bytes, bytes]]) -> Credentials:
     """The credential headers of a request (`authorization`, `x-svc-*`), as `(name, value)`
     bytes in arrival order: the key of a remembered session."""
     return tuple(
-        pair for pair in raw_headers if pair[0][:6] == b"x-svc-" or pair[0] == b"authorization"
+        pair
+        for pair in raw_headers
+        if pair[0][:_PREFIX_LENGTH] == PREFIX_BYTES or pair[0] == b"authorization"
     )
 
 

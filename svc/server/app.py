@@ -41,6 +41,7 @@ from svc.server.metrics import Metrics
 from svc.server.ws_asgi import serve_asgi
 from svc.server.ws_operations import Subscriber
 from svc.server.ws_session import WsContext, WsSettings
+from svc.session_vars import is_session_variable
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -87,7 +88,7 @@ def duplicated_credentials(pairs: Iterable[tuple[str, Any]]) -> tuple[str, ...]:
     seen: set[str] = set()
     twice: list[str] = []
     for name, _ in pairs:
-        if name == "authorization" or name.startswith("x-svc-"):
+        if name == "authorization" or is_session_variable(name):
             if name in seen and name not in twice:
                 twice.append(name)
             seen.add(name)

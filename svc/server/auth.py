@@ -4,7 +4,7 @@ Order, as the reference does it:
 1. No admin secret configured: every request is admin unless `X-Svc-Role` names another
    role (JWT and webhook modes need a secured endpoint, so they are not consulted).
 2. `X-Svc-Admin-Secret` present: it must equal one of the configured secrets (constant-time
-   compare), else 401 `access-denied` "invalid x-svc-admin-secret" (the reference's message
+   compare), else 401 `access-denied` f"invalid {ADMIN_SECRET_HEADER}" (the reference's message
    also names `x-hasura-access-key`, a header svc does not accept, so svc's does not); the
    request is admin and may act as any role through
    `X-Svc-Role` and `X-Svc-*` headers.
@@ -23,6 +23,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.server.jwt_auth import JwtVerifier
 from svc.server.session import Session, header_session
 from svc.server.webhook_auth import AuthWebhook
+from svc.session_vars import ADMIN_ROLE, ADMIN_SECRET_HEADER, role_session
 
 __all__ = ["Authenticator", "Session"]
 
@@ -54,12 +55,14 @@ class Authenticator:
         webhook's answer lifetime is not reported here). Raises as `session`. The websocket
         transport ends a connection at its expiry (`svc.server.ws_session`)."""
         if not self.secrets:
-            return header_session(headers, "admin"), None
-        given = headers.get("x-svc-admin-secret")
+            return header_session(headers, ADMIN_ROLE), None
+        given = headers.get(ADMIN_SECRET_HEADER)
         if given is not None:
             if not self._secret_ok(given.encode()):
-                raise SvcError(ErrorCode.ACCESS_DENIED, "invalid x-svc-admin-secret", status=401)
-            return header_session(headers, "admin"), None
+                raise SvcError(
+                    ErrorCode.ACCESS_DENIED, f"invalid {ADMIN_SECRET_HEADER}", status=401
+                )
+            return header_session(headers, ADMIN_ROLE), None
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
                 return await self.jwt.session_until(headers)
@@ -70,7 +73,7 @@ class Authenticator:
             return self._unauthorized(), None
         raise SvcError(
             ErrorCode.ACCESS_DENIED,
-            "x-svc-admin-secret required, but not found",
+            f"{ADMIN_SECRET_HEADER} required, but not found",
             status=401,
         )
 
@@ -82,7 +85,7 @@ class Authenticator:
 
     def _unauthorized(self) -> Session:
         role = self.config.unauthorized_role or "anonymous"
-        return Session(role, {"x-svc-role": role})
+        return Session(role, role_session(role))
 
     async def close(self) -> None:
         """Close the HTTP clients of the JWKS fetcher and the webhook."""

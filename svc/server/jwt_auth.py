@@ -68,10 +68,7 @@ import jwt
 from svc.errors import ErrorCode, SvcError
 from svc.outbound import OutboundError, shared_client
 from svc.server.jwt_config import (
-    ALLOWED_ROLES_CLAIM,
     DEFAULT_CLAIMS_NAMESPACE,
-    DEFAULT_ROLE_CLAIM,
-    SESSION_PREFIX,
     ClaimSource,
     Key,
     LiteralClaim,
@@ -80,8 +77,15 @@ from svc.server.jwt_config import (
     parse_jwks,
 )
 from svc.server.session import Session, cache_lifetime, claims_session
+from svc.session_vars import (
+    ALLOWED_ROLES_CLAIM,
+    DEFAULT_ROLE_CLAIM,
+    ROLE_VARIABLE,
+    is_session_variable,
+    session_key,
+)
 
-ROLE_HEADER = "x-svc-role"
+ROLE_HEADER = ROLE_VARIABLE
 _ROLE_CLAIMS = frozenset({ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM})
 MISSING_HEADER = "Missing 'Authorization' or 'Cookie' header in JWT authentication mode"
 
@@ -361,9 +365,7 @@ class JwtVerifier:
             value = decoded
         elif not isinstance(value, dict):
             raise _invalid_claims("expecting a json object when claims_format is json")
-        return {
-            str(k).lower(): v for k, v in value.items() if str(k).lower().startswith(SESSION_PREFIX)
-        }
+        return {session_key(str(k)): v for k, v in value.items() if is_session_variable(str(k))}
 
     def _mapped_claims(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.claims_map is not None

@@ -17,11 +17,9 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from svc.errors import SvcError
 from svc.json_path import parse_json_path
+from svc.session_vars import ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM, PREFIX, is_session_variable
 
 DEFAULT_CLAIMS_NAMESPACE = "https://svc.io/jwt/claims"
-ALLOWED_ROLES_CLAIM = "x-svc-allowed-roles"
-DEFAULT_ROLE_CLAIM = "x-svc-default-role"
-SESSION_PREFIX = "x-svc-"
 _FIELDS = frozenset(
     {
         "type",
@@ -275,7 +273,7 @@ def _claims_config(conf: dict[str, Any]) -> dict[str, Any]:
             if required not in sources:
                 raise ValueError(f"claims_map: {required} is expected but not found")
         for name in sources:
-            if not name.startswith(SESSION_PREFIX):
-                raise ValueError(f"claims_map: {name} is not an x-svc-* session variable")
+            if not is_session_variable(name):
+                raise ValueError(f"claims_map: {name} is not an {PREFIX}* session variable")
         out["claims_map"] = {k: _claim_source(k, v) for k, v in sources.items()}
     return out

@@ -2,12 +2,11 @@
 
 A session is a role plus `x-svc-*` session variables (lower-case names, string values).
 Each source of session values has one function here, so admin headers, JWT claims and
-auth-webhook answers encode values the same way:
+auth-webhook answers encode values the same way (`svc.session_vars.session_text`):
 
 - `header_session`: the `x-svc-*` request headers of an admin (or unsecured) request;
 - `claims_session`: the `x-svc-*` claims of a verified JWT (Hasura's `parseHasuraClaims`);
 - `hook_session`: the 200 JSON body of the auth webhook (Hasura's `mkUserInfoFromResp`);
-- `session_text`: one JSON value → the text of a session variable;
 - `cache_lifetime`: how long an HTTP answer (JWK set, webhook answer) may be reused.
 """
 
@@ -20,15 +19,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from svc.errors import ErrorCode, SvcError
-
-ROLE = "x-svc-role"
-PREFIX = "x-svc-"
-ROLE_NOT_FOUND = "x-svc-role not found in session variables"
-# Never session variables, whatever a client or hook sends (Hasura `modifySessionVariables`).
-_CREDENTIALS = frozenset({"x-svc-admin-secret", "x-svc-access-key"})
+from svc.session_vars import (
+    ADMIN_SECRET_HEADER,
+    CREDENTIAL_HEADERS,
+    ROLE_NOT_FOUND,
+    ROLE_VARIABLE,
+    is_admin,
+    is_session_variable,
+    session_key,
+    session_text,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,43 +46,7 @@ class Session:
     @property
     def is_admin(self) -> bool:
         """True for the `admin` role."""
-        return self.role == "admin"
-
-
-# -- values ---------------------------------------------------------------------------------
-def _array_element(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, list):  # a nested array stays unquoted: `{{1,2},{3,4}}`
-        return pg_array_literal(value)
-    text = session_text(value)
-    special = any(c in '{}",\\' or c.isspace() for c in text)
-    if text and text.upper() != "NULL" and not special:
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def pg_array_literal(values: list[Any]) -> str:
-    """A Postgres array literal for a JSON list: `["a", "b c"]` → `{a,"b c"}`.
-
-    Elements are quoted only when Postgres needs it (empty, `NULL`, whitespace or any of
-    `{}",\\`); JSON null is `NULL`; nested lists nest.
-    """
-    return "{" + ",".join(_array_element(v) for v in values) + "}"
-
-
-def session_text(value: Any) -> str:
-    """The text of one session variable from a JSON value.
-
-    Strings as they are, lists as Postgres array literals (`pg_array_literal`), numbers,
-    booleans, null and objects as their compact JSON text (Hasura passes session values
-    to Postgres as text).
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return pg_array_literal(value)
-    return msgspec.json.encode(value).decode()
+        return is_admin(self.role)
 
 
 # -- sources --------------------------------------------------------------------------------
@@ -91,10 +56,10 @@ def header_session(headers: Mapping[str, str], default_role: str) -> Session:
     Every `x-svc-*` header but the admin secret is a variable; the role is `x-svc-role`,
     else `default_role`.
     """
-    variables = {k: v for k, v in headers.items() if k.startswith(PREFIX)}
-    variables.pop("x-svc-admin-secret", None)
-    role = variables.get(ROLE, default_role)
-    variables[ROLE] = role
+    variables = {k: v for k, v in headers.items() if is_session_variable(k)}
+    variables.pop(ADMIN_SECRET_HEADER, None)
+    role = variables.get(ROLE_VARIABLE, default_role)
+    variables[ROLE_VARIABLE] = role
     return Session(role, variables)
 
 
@@ -105,7 +70,7 @@ def claims_session(claims: Mapping[str, Any], role: str, skip: frozenset[str]) -
     not variables; every other is, encoded by `session_text` (JSON null → `null`).
     """
     variables = {name: session_text(v) for name, v in claims.items() if name not in skip}
-    variables[ROLE] = role
+    variables[ROLE_VARIABLE] = role
     return Session(role, variables)
 
 
@@ -119,10 +84,10 @@ def hook_session(body: Mapping[str, Any]) -> Session:
     """
     variables: dict[str, str] = {}
     for key, value in body.items():
-        name = key.lower()
-        if name.startswith(PREFIX) and name not in _CREDENTIALS and value is not None:
+        name = session_key(key)
+        if is_session_variable(name) and name not in CREDENTIAL_HEADERS and value is not None:
             variables[name] = session_text(value)
-    role = variables.get(ROLE, "")
+    role = variables.get(ROLE_VARIABLE, "")
     if not role.strip():
         raise SvcError(ErrorCode.INVALID_PARAMS, ROLE_NOT_FOUND, status=400)
     return Session(role, variables)

@@ -27,7 +27,7 @@ from svc.catalog.action_log import (
 )
 from svc.errors import SvcError
 from svc.execute.db import Database
-from svc.ir.role_view import ADMIN_ROLE, is_admin
+from svc.session_vars import ADMIN_ROLE, is_admin, session_json
 from svc.sql.claim import QueueTable
 from svc.workers import WorkerSpec
 from svc.workers.worker import Claimed
@@ -62,7 +62,7 @@ async def store_call(
             name,
             _encode(input_).decode(),
             _encode([{"name": n, "value": v} for n, v in headers]).decode(),
-            _encode(session).decode(),
+            session_json(session),
         )
     return found
 

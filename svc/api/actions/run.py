@@ -44,6 +44,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
 from svc.outbound.forwarded import client_headers
 from svc.plan.action_rels import Hole, distribute, plan_relations
+from svc.session_vars import handler_session
 from svc.sql.render import render_query
 
 from . import async_calls, sync
@@ -95,7 +96,7 @@ async def run_with_actions(
         body = await service.run(state, role, session, derived, allow_text=req.query, counted=True)
         answers.update(_decode(body)["data"])
     projector = Projector(schema, prepared.fragments, variables)
-    session_vars = _session(session, role)
+    session_vars = handler_session(session, role)
     for alias, nodes in fields.items():
         if alias not in others:
             field = root_type.fields[nodes[0].name.value]
@@ -110,13 +111,6 @@ async def run_with_actions(
 def _extensions(root_type: Any, nodes: list[FieldNode]) -> dict[str, Any]:
     field = root_type.fields.get(nodes[0].name.value)
     return field.extensions if field is not None else {}
-
-
-def _session(session: dict[str, str], role: str) -> dict[str, str]:
-    """The session variables sent to a handler (lower-case names, the role included)."""
-    out = {k.lower(): v for k, v in session.items()}
-    out.setdefault("x-svc-role", role)
-    return out
 
 
 async def _action_root(

@@ -32,6 +32,7 @@ from svc.outbound import (
     shared_client,
 )
 from svc.outbound.forwarded import pass_back
+from svc.session_vars import is_session_variable
 from svc.version import VERSION
 
 from . import transforms
@@ -120,9 +121,7 @@ def forwarded(client: list[tuple[str, str]]) -> list[tuple[str, str]]:
     hop-by-hop and content ones and `x-svc-*` (credentials and session variables: the
     session is in the body), plus `X-Forwarded-Host` and `X-Forwarded-User-Agent`."""
     out = [
-        (n, v)
-        for n, v in client
-        if n.lower() not in NOT_FORWARDED and not n.lower().startswith("x-svc-")
+        (n, v) for n, v in client if n.lower() not in NOT_FORWARDED and not is_session_variable(n)
     ]
     given = {n.lower(): v for n, v in client}
     if "host" in given:

@@ -26,7 +26,7 @@ from svc.api.live.registry import LiveQueries
 from svc.api.live.stream import add_stream, stream_vars
 from svc.api.state import State
 from svc.errors import SvcError, validation_failed
-from svc.ir.role_view import is_admin
+from svc.session_vars import is_admin
 from svc.sql.stream import StreamStatement
 
 
