@@ -127,7 +127,7 @@ async def engine(url: str) -> AsyncIterator[Engine]:
 async def metadata(eng: Engine, body: dict[str, Any]) -> Any:
     """Run one metadata operation; exit with its error if it fails."""
     try:
-        return await eng.metadata(body)
+        return await eng.metadata(body, "admin")
     except Exception as exc:
         sys.exit(f"bench: metadata operation {body['type']} failed: {exc}")
 

@@ -108,7 +108,7 @@ def test_second_request_is_answered_from_its_bytes(new_database: Callable[[], st
     async def go() -> None:
         eng = await Engine.start(Config(database_url=url, log_requests=False))
         try:
-            await eng.metadata({"type": "bulk", "args": STEPS})
+            await eng.metadata({"type": "bulk", "args": STEPS}, "admin")
             session = {"x-svc-role": "admin"}
             assert (
                 await eng.graphql_service.answer_again(eng.state, "admin", session, ITEMS) is None

@@ -93,7 +93,7 @@ async def _mutations(url: str) -> None:
 async def _two_engines(eng: Engine, other: Engine) -> None:
     if True:
         await sql(eng, AUDIT_SQL)
-        await eng.metadata({"type": "track_table", "args": "audit"})
+        await eng.metadata({"type": "track_table", "args": "audit"}, "admin")
         items, audit = Inbox(), Inbox()
         h1 = await eng.subscribe({"query": ITEMS}, "admin", {}, items.push)
         h2 = await eng.subscribe(

@@ -83,14 +83,14 @@ async def engine(url: str, **options: Any) -> AsyncIterator[Engine]:
     options.setdefault("live_queries_refetch_interval", INTERVAL_MS)
     eng = await Engine.start(Config(database_url=url, log_requests=False, **options))
     try:
-        await eng.metadata({"type": "bulk", "args": STEPS})
+        await eng.metadata({"type": "bulk", "args": STEPS}, "admin")
         yield eng
     finally:
         await eng.close()
 
 
 async def sql(eng: Engine, text: str) -> None:
-    await eng.metadata({"type": "run_sql", "args": {"sql": text}})
+    await eng.metadata({"type": "run_sql", "args": {"sql": text}}, "admin")
 
 
 def names(body: Any, field: str = "item") -> list[str]:

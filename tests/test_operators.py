@@ -202,7 +202,7 @@ def env(pg_url: str) -> Iterator[Env]:
         finally:
             await conn.close()
         engine = await Engine.start(Config(database_url=url, log_requests=False))
-        await engine.metadata({"type": "replace_metadata", "args": _metadata()})
+        await engine.metadata({"type": "replace_metadata", "args": _metadata()}, "admin")
         return engine
 
     engine = loop.run_until_complete(start())

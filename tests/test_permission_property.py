@@ -419,7 +419,7 @@ def env(pg_url: str) -> Iterator[Env]:
             database_url=url, pool_size=4, metadata_poll_seconds=3600.0, log_requests=False
         )
         engine = await Engine.start(config)
-        await engine.metadata({"type": "bulk", "args": _metadata_steps()})
+        await engine.metadata({"type": "bulk", "args": _metadata_steps()}, "admin")
         return engine, conn
 
     engine, conn = loop.run_until_complete(setup())

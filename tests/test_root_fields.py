@@ -99,7 +99,7 @@ ROOTS = "{ __schema { queryType { fields { name } } subscriptionType { fields { 
 async def engine(url: str) -> AsyncIterator[Engine]:
     eng = await Engine.start(Config(database_url=url, log_requests=False, statement_timeout=5.0))
     try:
-        await eng.metadata({"type": "bulk", "args": STEPS})
+        await eng.metadata({"type": "bulk", "args": STEPS}, "admin")
         yield eng
     finally:
         await eng.close()
@@ -188,7 +188,7 @@ def test_export_round_trip(url: str) -> None:
     with the export changes nothing."""
 
     async def check(eng: Engine) -> None:
-        md = await eng.metadata({"type": "export_metadata", "args": {}})
+        md = await eng.metadata({"type": "export_metadata", "args": {}}, "admin")
         author = next(t for t in md["tables"] if t["table"]["name"] == "author")
         perms = {p["role"]: p["permission"] for p in author["select_permissions"]}
         assert perms["pk"]["query_root_fields"] == ["select_by_pk"]
@@ -196,8 +196,8 @@ def test_export_round_trip(url: str) -> None:
         assert perms["hidden"]["query_root_fields"] == []
         assert "query_root_fields" not in perms["open"]
         assert "subscription_root_fields" not in perms["open"]
-        await eng.metadata({"type": "replace_metadata", "args": md})
-        assert await eng.metadata({"type": "export_metadata", "args": {}}) == md
+        await eng.metadata({"type": "replace_metadata", "args": md}, "admin")
+        assert await eng.metadata({"type": "export_metadata", "args": {}}, "admin") == md
         assert await roots(eng, "pk") == ({"author_by_pk"}, {"author_stream"})
 
     run(check, url)
@@ -206,7 +206,7 @@ def test_export_round_trip(url: str) -> None:
 def refused(eng: Engine, body: dict[str, Any]) -> Any:
     async def go() -> SvcError:
         with pytest.raises(SvcError) as caught:
-            await eng.metadata(body)
+            await eng.metadata(body, "admin")
         return caught.value
 
     return go()
@@ -264,7 +264,7 @@ def test_bad_values_get_the_references_errors(url: str) -> None:
             eng, select("bad", "author", subscription_root_fields=["select_aggregate"])
         )
         assert err.code == "invalid-configuration"
-        md = await eng.metadata({"type": "export_metadata", "args": {}})
+        md = await eng.metadata({"type": "export_metadata", "args": {}}, "admin")
         assert "bad" not in json.dumps(md)
         # the whole document is checked the same way, at the entry's path
         article = next(t for t in md["tables"] if t["table"]["name"] == "article")

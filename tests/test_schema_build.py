@@ -213,7 +213,7 @@ async def _ir(url: str, ddl: str, metadata: dict[str, Any]) -> Ir:
         await conn.close()
     engine = await Engine.start(Config(database_url=url, log_requests=False))
     try:
-        await engine.metadata({"type": "replace_metadata", "args": metadata})
+        await engine.metadata({"type": "replace_metadata", "args": metadata}, "admin")
         ir: Ir = engine.state.ir
     finally:
         await engine.close()
@@ -401,7 +401,7 @@ def _renamed_column(ir: Ir, new_name: str) -> Ir:
 def test_reserved_name_is_reported_by_validation(irs: dict[str, Ir]) -> None:
     ir = _renamed_column(irs["chinook"], "__released")
     assert not plain_names(ir)
-    messages = [e.message for e in validate_schema(build_schema(ir))]
+    messages = [e.message for e in validate_schema(build_schema(ir, "admin"))]
     assert "Name '__released' must not begin with '__'" in messages[0]
 
 
@@ -409,7 +409,7 @@ def test_invalid_enum_value_raises_as_graphql_core_does(irs: dict[str, Ir]) -> N
     ir = _renamed_column(irs["chinook"], "true")
     assert not plain_names(ir)
     with pytest.raises(GraphQLError, match="Enum values cannot be named: true"):
-        build_schema(ir)
+        build_schema(ir, "admin")
 
 
 def test_invalid_relationship_name_raises_as_graphql_core_does(irs: dict[str, Ir]) -> None:
@@ -417,14 +417,14 @@ def test_invalid_relationship_name_raises_as_graphql_core_does(irs: dict[str, Ir
     album = next(t for t in ir.tables.values() if t.gql_name == "album")
     rels = tuple(dataclasses.replace(r, name=f"{r.name}-x") for r in album.relationships)
     with pytest.raises(GraphQLError, match="Names must only contain"):
-        build_schema(_with_table(ir, "album", relationships=rels))
+        build_schema(_with_table(ir, "album", relationships=rels), "admin")
 
 
 def test_type_name_clash_is_detected(irs: dict[str, Ir]) -> None:
     ir = _with_table(irs["chinook"], "genre", gql_name="artist_bool_exp")
     assert not plain_names(ir)
     with pytest.raises(TypeError):  # an object type where an input type belongs
-        build_schema(ir)
+        build_schema(ir, "admin")
     ir = _with_table(_with_table(ir, "artist", gql_name="_a"), "artist_bool_exp", gql_name="_a_x")
     assert plain_names(ir)
     ir = _with_table(ir, "_a_x", gql_name="_a_order_by")
@@ -439,7 +439,7 @@ def test_scalar_named_like_a_table_is_refused_as_graphql_core_does(irs: dict[str
     )
     ir = _with_table(irs["chinook"], "album", columns=columns)
     with pytest.raises(TypeError, match="contains multiple types named 'artist'"):
-        build_schema(ir)
+        build_schema(ir, "admin")
 
 
 def test_role_without_columns_gets_graphql_core_validation(irs: dict[str, Ir]) -> None:
@@ -455,18 +455,18 @@ def test_role_without_columns_gets_graphql_core_validation(irs: dict[str, Ir]) -
 # -- the garbage collector ------------------------------------------------------------------
 def test_collector_left_as_found(irs: dict[str, Ir]) -> None:
     assert gc.isenabled()
-    build_schema(irs["generated"])
+    build_schema(irs["generated"], "admin")
     assert gc.isenabled()
     gc.disable()
     try:
-        build_schema(irs["generated"])
+        build_schema(irs["generated"], "admin")
         assert not gc.isenabled()
     finally:
         gc.enable()
 
 
 def test_fixture_covers_what_the_builder_makes(irs: dict[str, Ir]) -> None:
-    schema = build_schema(irs["chinook"])
+    schema = build_schema(irs["chinook"], "admin")
     assert {"search_tracks", "search_tracks_aggregate", "long_track"} <= set(
         schema.query_type.fields if schema.query_type else {}
     )

@@ -116,7 +116,7 @@ async def engine(url: str, setup: bool = True, **options: Any) -> AsyncIterator[
     eng = await Engine.start(config)
     try:
         if setup:
-            await eng.metadata({"type": "bulk", "args": STEPS})
+            await eng.metadata({"type": "bulk", "args": STEPS}, "admin")
         yield eng
     finally:
         await eng.close()
@@ -125,7 +125,8 @@ async def engine(url: str, setup: bool = True, **options: Any) -> AsyncIterator[
 async def insert(eng: Engine, owner: str, *names: str) -> None:
     values = ", ".join(f"('{owner}', '{n}')" for n in names)
     await eng.metadata(
-        {"type": "run_sql", "args": {"sql": f"insert into item (owner, name) values {values}"}}
+        {"type": "run_sql", "args": {"sql": f"insert into item (owner, name) values {values}"}},
+        "admin",
     )
 
 
@@ -217,7 +218,8 @@ async def _streaming_schema_is_valid_and_checked(url: str) -> None:
                     {"type": "run_sql", "args": {"sql": clash}},
                     {"type": "track_table", "args": "item_stream"},
                 ],
-            }
+            },
+            "admin",
         )
         ir = eng.state.ir
         admin = build_schema(ir, "admin", streaming=True).subscription_type
@@ -229,7 +231,8 @@ async def _streaming_schema_is_valid_and_checked(url: str) -> None:
             {
                 "type": "set_table_customization",
                 "args": {"table": "item", "configuration": custom},
-            }
+            },
+            "admin",
         )
         ir = eng.state.ir
         roots = build_schema(ir, "user", streaming=True).subscription_type
@@ -480,7 +483,8 @@ async def _timestamp_cursor(url: str) -> None:
                     },
                     {"type": "track_table", "args": "log"},
                 ],
-            }
+            },
+            "admin",
         )
         inbox = Inbox()
         q = (

@@ -106,7 +106,7 @@ def test_explained_statement_is_the_polled_one(new_database: Callable[[], str]) 
 async def _polled(url: str) -> None:
     eng = await Engine.start(Config(database_url=url, log_requests=False))
     try:
-        await eng.metadata({"type": "bulk", "args": STEPS})
+        await eng.metadata({"type": "bulk", "args": STEPS}, "admin")
         ran: list[tuple[str, list[Any]]] = []
         real = eng.db.query_json
 

@@ -38,6 +38,7 @@ from svc.metadata.args import parse_args
 from svc.metadata.model import JSON, Metadata
 from svc.metadata.query_text import operations, strip_cached
 from svc.schema import build_schema
+from svc.session_vars import ADMIN_ROLE
 
 if TYPE_CHECKING:
     from svc.api.metadata import Context, QueryBody
@@ -61,7 +62,7 @@ def admin_schema(ir: Ir) -> GraphQLSchema:
     for known, schema in _schemas:
         if known is ir:
             return schema
-    schema = build_schema(ir, "admin")
+    schema = build_schema(ir, ADMIN_ROLE)
     _schemas.insert(0, (ir, schema))
     del _schemas[2:]
     return schema

@@ -138,7 +138,7 @@ async def select(
     conn: Connection,
     ir: Ir,
     args: Any,
-    role: str = "admin",
+    role: str,
     session: dict[str, str] | None = None,
 ) -> Any:
     """Rows of a tracked table as a JSON array, as `role` may see them (Hasura's v1

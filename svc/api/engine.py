@@ -260,9 +260,7 @@ class Engine:
             self._shared.raise_to(state.version)
 
     # -- metadata API -------------------------------------------------------------------
-    async def metadata(
-        self, raw: Any, role: str = "admin", session: dict[str, str] | None = None
-    ) -> Any:
+    async def metadata(self, raw: Any, role: str, session: dict[str, str] | None = None) -> Any:
         """Run a `/v1/query` body; returns the JSON answer or raises `SvcError`. Only the
         legacy `select` runs as another role (its select permission applies); everything
         else is admin only: 400 `access-denied`."""
@@ -272,8 +270,8 @@ class Engine:
         if body.type in READ_ONLY:
             state = await self.current_state()
             async with self.db.transaction(reset=True) as conn:
-                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
-                ctx.role, ctx.session = role, session
+                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir, role)
+                ctx.session = session
                 ctx.resource_version = state.version
                 return await run_operation(ctx, body)
         async with self._write_lock:
@@ -292,9 +290,9 @@ class Engine:
                         status=409,
                         path="$",
                     )
-                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir)
+                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir, role)
                 ctx.resource_version = version
-                ctx.role, ctx.session = role, session  # issue 14: legacy writes' svc.user
+                ctx.session = session  # legacy writes set `svc.user` from it
                 result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
                     version = await self.db.write_metadata(

@@ -85,10 +85,10 @@ class Context:
     metadata: Metadata
     catalog: DbCatalog
     ir: Ir
+    role: str  # the acting role: the legacy `select` may run as another than admin
     metadata_changed: bool = False
     schema_changed: bool = False
     resource_version: int = 0  # the stored document's version (Hasura's resource_version)
-    role: str = "admin"  # the legacy `select` may run as another role
     session: dict[str, str] | None = None
 
     def commit(self, md: Metadata, *, on_new: str = "error") -> None:

@@ -31,6 +31,7 @@ from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
 from svc.schema.remote_permissions import check_subset
 from svc.schema.remote_registry import Introspected, lookup, record
+from svc.session_vars import ADMIN_ROLE
 
 SUCCESS = {"message": "success"}
 Handler = Callable[[Any, Any], Awaitable[Any]]
@@ -61,7 +62,9 @@ def _check_customization(entry: rs.RemoteSchema) -> None:
 
 def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
     """Refuse `entry` when its root fields or types clash with the schema so far."""
-    current: GraphQLSchema = merge_remotes(build_schema(ctx.ir, "admin"), ctx.metadata, "admin")
+    current: GraphQLSchema = merge_remotes(
+        build_schema(ctx.ir, ADMIN_ROLE), ctx.metadata, ADMIN_ROLE
+    )
     custom = Customization.of(entry)
     if custom is not None:
         data = custom.customize(data)
@@ -104,7 +107,7 @@ def _check_merged(ctx: Any, md: Metadata) -> None:
     renaming an interface's field in one implementing type only: refused here, the old
     metadata keeps serving, rather than every later request failing to build a schema."""
     try:
-        merged = merge_remotes(build_schema(ctx.ir, "admin"), md, "admin")
+        merged = merge_remotes(build_schema(ctx.ir, ADMIN_ROLE), md, ADMIN_ROLE)
         errors: list[Exception] = list(validate_schema(merged))
     except (TypeError, ValueError, KeyError) as exc:
         errors = [exc]
@@ -293,7 +296,7 @@ def _refusing_conflicts(inner: Handler) -> Handler:
         result = await inner(ctx, body)
         if ctx.metadata.remote_schemas:
             remote = _remote_root_fields(ctx.metadata)
-            schema = build_schema(ctx.ir, "admin")
+            schema = build_schema(ctx.ir, ADMIN_ROLE)
             for root in (schema.query_type, schema.mutation_type):
                 for name in root.fields if root else ():
                     if name in remote:

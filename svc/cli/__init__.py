@@ -17,6 +17,7 @@ from typing import Any
 
 from svc.cli import events as events_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
+from svc.session_vars import ADMIN_ROLE
 from svc.version import VERSION
 
 
@@ -61,7 +62,7 @@ def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--print-sql", metavar="FILE", type=Path, help="print the SQL of the operation in FILE"
     )
-    p.add_argument("--role", default="admin", help="role of --print-sql (default admin)")
+    p.add_argument("--role", default=ADMIN_ROLE, help="role of --print-sql (default admin)")
     p.add_argument("--variables", help="JSON object of variables for --print-sql")
     p.add_argument("--operation-name", help="operation of --print-sql when FILE has several")
     p.add_argument(

@@ -87,7 +87,7 @@ class Planner:
         variables: dict[str, Any],
         *,
         stringify: bool,
-        role: str = "admin",
+        role: str,
     ) -> None:
         self.schema = schema
         self.tables = tables
@@ -500,7 +500,7 @@ def plan_query(
     variables: dict[str, Any],
     *,
     stringify: bool,
-    role: str = "admin",
+    role: str,
 ) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
     """Plan `op` for `role`; returns the plan, the structural and the leaf variables used."""
     planner = Planner(schema, tables, fragments, variables, stringify=stringify, role=role)

@@ -107,7 +107,7 @@ class SchemaBuilder:
     def __init__(
         self,
         ir: Ir,
-        role: str = "admin",
+        role: str,
         *,
         view: RoleView | None = None,
         types: Types | None = None,
@@ -777,7 +777,7 @@ def _collector_paused() -> Iterator[None]:
 
 def build_schema(
     ir: Ir,
-    role: str = "admin",
+    role: str,
     *,
     infer_function_permissions: bool = True,
     view: RoleView | None = None,
@@ -792,7 +792,7 @@ def build_schema(
     if view is None:
         view = role_view(ir, role, infer_functions=infer_function_permissions)
     types = Types() if plain_names(ir) else CheckedTypes()
-    builder = SchemaBuilder(ir, view=view, types=types, streaming=streaming)
+    builder = SchemaBuilder(ir, view.role, view=view, types=types, streaming=streaming)
     with _collector_paused():
         return builder.build()
 
