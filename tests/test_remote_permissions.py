@@ -11,6 +11,7 @@ import yaml
 from graphql import get_introspection_query, graphql_sync
 
 from svc.errors import SvcError
+from svc.ir.role_view import RemoteAccess, remote_access
 from svc.metadata.remote_schemas import RemoteSchema
 from svc.schema.remote_permissions import check_subset, parse_role_sdl, role_schema
 from tests.fixture_servers.remote_node import node_perms
@@ -95,7 +96,11 @@ def test_role_without_permission_sees_nothing() -> None:
     import msgspec
 
     entry = msgspec.convert(msgspec.to_builtins(entry), RemoteSchema)
-    assert role_schema(entry, "other", introspection()) is None
-    user = role_schema(entry, "user", introspection())
+    assert remote_access(entry, "other", enforced=True) == RemoteAccess(whole=False)
+    assert remote_access(entry, "other", enforced=False).whole
+    assert remote_access(entry, "admin", enforced=True).whole
+    access = remote_access(entry, "user", enforced=True)
+    assert not access.whole and access.sdl is not None
+    user = role_schema(access.sdl)
     assert user is not None and user.query_type is not None
     assert set(user.query_type.fields) == {"hello", "user"}

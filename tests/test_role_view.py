@@ -1,8 +1,13 @@
 """One role view (issue 12): what a role may do is decided in `svc/ir/role_view.py` only.
 
 `test_no_role_decision_outside_the_view` walks the AST of every module under `svc/` and
-fails on a comparison with the literal `"admin"` or an access to a `*_permissions`
-attribute (also through `getattr`/`setattr` with a name ending so) outside `ALLOWED`.
+fails on a comparison with the literal `"admin"` or with a `.role` attribute
+(`p.role == role`), or an access to a `*_permissions` attribute (also through
+`getattr`/`setattr` with a name ending so) outside `ALLOWED`.
+`test_no_session_prefix_outside_its_module` fails on a string (or bytes) literal holding
+the session-variable prefix (`x-svc-`, any case; docstrings aside) outside
+`svc/session_vars.py`, so the prefix, the role variable and svc's own header names are
+written once.
 The rest are unit tests of the view over a pure IR (no Postgres).
 """
 
@@ -33,8 +38,6 @@ ALLOWED = {
     "ir/build.py",
     # Renames rewrite the permission filters stored in the metadata document.
     "ir/rename.py",
-    # The session decides whether a request is admin's (`Session.is_admin`).
-    "server/session.py",
 }
 ALLOWED_PACKAGES = (
     # The metadata layer stores and edits permissions (Hasura's document format).
@@ -50,6 +53,10 @@ def _is_admin_literal(node: ast.AST) -> bool:
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_is_admin_literal(e) for e in node.elts)
     return False
+
+
+def _is_role_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "role"
 
 
 def _permissions_name(node: ast.AST) -> bool:
@@ -70,6 +77,8 @@ def role_decisions(source: str) -> list[tuple[int, str]]:
             operands = [node.left, *node.comparators]
             if any(_is_admin_literal(o) for o in operands):
                 found.append((node.lineno, 'comparison with "admin"'))
+            elif any(_is_role_attribute(o) for o in operands):
+                found.append((node.lineno, "comparison with a `.role`"))
         elif isinstance(node, ast.Attribute):
             if node.attr.endswith("_permissions") and node.attr not in SETTING_NAMES:
                 found.append((node.lineno, f".{node.attr}"))
@@ -99,7 +108,63 @@ def test_no_role_decision_outside_the_view() -> None:
     assert problems == [], "decide in svc/ir/role_view.py:\n" + "\n".join(problems)
 
 
+# The one module that spells the session-variable prefix.
+SESSION_MODULE = "session_vars.py"
+PREFIX = "x-svc-"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """`id`s of the docstring constants of a module, its classes and functions."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def prefix_literals(source: str) -> list[int]:
+    """Lines of string or bytes literals (f-string parts included) holding the prefix."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and id(node) not in skip:
+            value = node.value
+            text = value.decode("latin-1") if isinstance(value, bytes) else value
+            if isinstance(text, str) and PREFIX in text.lower():
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_session_prefix_outside_its_module() -> None:
+    problems = [
+        f"svc/{path.relative_to(SVC).as_posix()}:{line}"
+        for path in sorted(SVC.rglob("*.py"))
+        if path.relative_to(SVC).as_posix() != SESSION_MODULE
+        for line in prefix_literals(path.read_text())
+    ]
+    assert problems == [], "use svc/session_vars.py:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("source", "count"),
+    [
+        ('h = "x-svc-role"', 1),
+        ('name.lower().startswith("X-Svc-")', 1),
+        ('pair[:6] == b"x-svc-"', 1),
+        ('f"invalid x-svc-admin-secret {x}"', 1),
+        ('def f():\n    """Reads `x-svc-role`."""', 0),
+        ("is_session_variable(name)", 0),
+    ],
+)
+def test_the_walker_finds_prefixes(source: str, count: int) -> None:
+    assert len(prefix_literals(source)) == count
+
+
 def test_allow_list_names_existing_modules() -> None:
+    assert (SVC / SESSION_MODULE).exists()
     for rel in (*ALLOWED, *ALLOWED_PACKAGES):
         assert (SVC / rel).exists(), rel
 
@@ -116,6 +181,10 @@ def test_allow_list_names_existing_modules() -> None:
         ("config.infer_function_permissions", 0),
         ('header_session(h, "admin")', 0),
         ("is_admin(role)", 0),
+        ("p.role == role", 1),
+        ("role != perm.role", 1),
+        ("session.role in roles", 1),
+        ("p.name == name", 0),
     ],
 )
 def test_the_walker_finds_decisions(source: str, count: int) -> None:

@@ -40,9 +40,7 @@ from svc.metadata.remote_schemas import find_remote
 from svc.outbound import forwarded
 from svc.plan.operation import PlanInput, plan_operation
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_merge import permissions_enabled
 from svc.schema.remote_registry import lookup
-from svc.session_vars import is_admin
 from svc.sql.render import render_query
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
@@ -272,7 +270,7 @@ async def _call_remote(
             directives=(),
             selection_set=op.selection_set,
         )
-    if role and permissions_enabled() and not is_admin(role):
+    if role:  # the role view decides whether presets apply (`apply_presets`)
         mutation = op.operation == OperationType.MUTATION
         nodes, fragments = apply_presets(entry, role, session, nodes, fragments, mutation=mutation)
     text, names = remote_document(op, nodes, fragments)

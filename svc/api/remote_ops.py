@@ -189,8 +189,7 @@ def _permission_args(ctx: Any, args: Any) -> tuple[rs.RemoteSchema, str]:
 async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
     """Give a role an SDL subset of a remote (validated against its introspection)."""
     entry, role = _permission_args(ctx, body.args)
-    existing = [p for p in entry.permissions or () if p.role == role]
-    if existing:
+    if rs.has_role_grant(entry, role):
         raise SvcError(
             ErrorCode.ALREADY_EXISTS,
             f"permissions for role: {role} for remote schema:{entry.name} already exists",
@@ -200,7 +199,7 @@ async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
     found = lookup(entry)
     if found is not None and found.data is not None:
         check_subset(str(definition.get("schema", "")), found.data)
-    perms = [{"role": p.role, "definition": p.definition} for p in entry.permissions or ()]
+    perms = rs.role_grants(entry)
     perms.append({"role": role, "definition": definition})
     ctx.commit(rs.replace_role_grants(ctx.metadata, entry.name, perms))
     return SUCCESS
@@ -209,11 +208,7 @@ async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
 async def drop_remote_schema_permissions(ctx: Any, body: Any) -> Any:
     """Remove a role's permission on a remote (400 `not-exists`)."""
     entry, role = _permission_args(ctx, body.args)
-    perms = [
-        {"role": p.role, "definition": p.definition}
-        for p in entry.permissions or ()
-        if p.role != role
-    ]
+    perms = rs.role_grants(entry, without=role)
     if len(perms) == len(entry.permissions or ()):
         raise SvcError(
             ErrorCode.NOT_EXISTS,

@@ -21,7 +21,9 @@ from graphql import (
 )
 
 from svc.errors import ErrorCode, SvcError
+from svc.ir.role_view import remote_access
 from svc.metadata.remote_schemas import RemoteSchema
+from svc.schema.remote_merge import permissions_enabled
 from svc.schema.remote_permissions import parse_role_sdl, presets
 from svc.session_vars import is_session_variable, session_key
 
@@ -94,12 +96,13 @@ def apply_presets(
     *,
     mutation: bool = False,
 ) -> tuple[list[FieldNode], dict[str, FragmentDefinitionNode]]:
-    """Root fields `nodes` and the fragments with `role`'s presets on `entry` added.
+    """Root fields `nodes` and the fragments with `role`'s presets on `entry` added (none
+    when the role view gives the role the whole remote: admin, or permissions off).
     Raises 400 `not-found` for a session variable the request lacks."""
-    found = presets(entry, role)
-    if not found:
+    sdl = remote_access(entry, role, enforced=permissions_enabled()).sdl
+    found = {} if sdl is None else presets(sdl)
+    if sdl is None or not found:
         return nodes, fragments
-    sdl = next(p.definition["schema"] for p in entry.permissions or () if p.role == role)
     full, _ = parse_role_sdl(sdl, drop=False)
     inject = _Injector(full, found, session)
     root = full.mutation_type if mutation else full.query_type

@@ -41,7 +41,7 @@ from svc.execute.db import Database
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
-from svc.ir.role_view import metadata_permissions, metadata_roles
+from svc.ir.role_view import metadata_permissions, metadata_roles, permission_index
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata
 from svc.metadata.permission_model import Permission
@@ -206,7 +206,7 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
         kind = issue.type.removesuffix("_permission")
         role = issue.definition.get("role") if isinstance(issue.definition, dict) else None
         perms = metadata_permissions(entry, kind)
-        j = next((j for j, p in enumerate(perms) if p.role == role), None)
+        j = permission_index(perms, role)
         if j is None:
             return "tables.yaml", base
         return "tables.yaml", f"{base}.{kind}_permissions[{j}]" + _column_in(perms[j], issue)

@@ -19,6 +19,7 @@ from typing import Any
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
 from svc.metadata.permission_model import Permission
+from svc.metadata.remote_schemas import RemoteSchema
 from svc.session_vars import ADMIN_ROLE, is_admin
 
 # Permission kinds in the metadata's order of `<kind>_permissions` lists.
@@ -294,12 +295,43 @@ def _root_fields(
             yield "delete_by_pk"
 
 
+# -- remote schemas -------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RemoteAccess:
+    """What a role may use of one remote schema (Hasura's remote schema permissions).
+
+    `whole`: all of it (admin, or permissions not enforced); otherwise `sdl` is the SDL of
+    the role's permission (the subset it sees, with `@preset` arguments), None when it
+    has none (the remote is hidden from it).
+    """
+
+    whole: bool
+    sdl: str | None = None
+
+
+def remote_access(entry: RemoteSchema, role: str, *, enforced: bool) -> RemoteAccess:
+    """`role`'s access to remote schema `entry`; `enforced` is the server setting
+    (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`): off, every role sees it whole."""
+    if not enforced or is_admin(role):
+        return RemoteAccess(whole=True)
+    for perm in entry.permissions or ():
+        if perm.role == role and isinstance(perm.definition, dict):
+            sdl = perm.definition.get("schema")
+            return RemoteAccess(whole=False, sdl=sdl if isinstance(sdl, str) else None)
+    return RemoteAccess(whole=False)
+
+
 # -- the roles a metadata document names --------------------------------------------------
 def metadata_permissions(entry: TableEntry, kind: str) -> tuple[Permission[Any], ...]:
     """The `<kind>_permissions` of a metadata table entry (for locating an entry in the
     document; decisions use `TableAccess`)."""
     found: tuple[Permission[Any], ...] = getattr(entry, f"{kind}_permissions", ())
     return found
+
+
+def permission_index(perms: tuple[Permission[Any], ...], role: Any) -> int | None:
+    """The index of `role`'s entry in a metadata permission list, None without one."""
+    return next((i for i, p in enumerate(perms) if p.role == role), None)
 
 
 def metadata_roles(md: Metadata) -> tuple[str, ...]:

@@ -162,6 +162,21 @@ def update_remote_schema(md: Metadata, raw: dict[str, Any]) -> Metadata:
     return msgspec.structs.replace(md, remote_schemas=schemas)
 
 
+def has_role_grant(entry: RemoteSchema, role: str) -> bool:
+    """Whether `entry`'s document lists a permission for `role`."""
+    return any(p.role == role for p in entry.permissions or ())
+
+
+def role_grants(entry: RemoteSchema, *, without: str | None = None) -> list[dict[str, Any]]:
+    """`entry`'s permissions as `{role, definition}` objects, in document order, less
+    those of role `without` (for `replace_role_grants`)."""
+    return [
+        {"role": p.role, "definition": p.definition}
+        for p in entry.permissions or ()
+        if p.role != without
+    ]
+
+
 def replace_role_grants(md: Metadata, name: str, permissions: list[Any]) -> Metadata:
     """`md` with the permissions list of remote schema `name` replaced (an empty list
     removes the key)."""

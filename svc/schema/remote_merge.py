@@ -36,6 +36,7 @@ from graphql import (
     is_object_type,
 )
 
+from svc.ir.role_view import remote_access
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema import build as schema_build
@@ -43,7 +44,6 @@ from svc.schema.info import FieldInfo
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_permissions import role_schema
 from svc.schema.remote_registry import lookup
-from svc.session_vars import is_admin
 
 REMOTE_INFO = FieldInfo("remote_schema")
 REMOTE_REL_INFO = FieldInfo("remote_relationship")
@@ -136,10 +136,12 @@ class _Remote:
 
 
 def _remote_schema(role: str, data: dict[str, Any], entry: Any) -> GraphQLSchema | None:
-    """The remote as `role` sees it: whole, or its permission's subset (None: nothing)."""
-    if permissions_enabled() and not is_admin(role):
-        return role_schema(entry, role, data)
-    return build_client_schema(data)  # type: ignore[arg-type]
+    """The remote as `role` sees it (the role view decides): whole, or its permission's
+    subset (None: nothing)."""
+    access = remote_access(entry, role, enforced=permissions_enabled())
+    if access.whole:
+        return build_client_schema(data)  # type: ignore[arg-type]
+    return None if access.sdl is None else role_schema(access.sdl)
 
 
 def merge_remotes(schema: GraphQLSchema, md: Metadata, role: str) -> GraphQLSchema:

@@ -1,9 +1,9 @@
 """Remote schema permissions (issue 17; Hasura's `add_remote_schema_permissions`): a role
 sees the SDL subset its permission declares.
 
-`role_schema(entry, role, data)` is that subset as a graphql-core schema (None when the
-role has no permission on the remote). Arguments carrying `@preset(value: …)` are hidden
-from the role: execution sends their preset instead (`presets`). `check_subset(sdl,
+`role_schema(sdl)` is that subset as a graphql-core schema, for the SDL the role view
+gives a role (`svc.ir.role_view.remote_access`). Arguments carrying `@preset(value: …)`
+are hidden from the role: execution sends their preset instead (`presets`). `check_subset(sdl,
 remote)` validates a permission's SDL against the remote's schema when it is added
 (400 `validation-failed`, the reference's code).
 """
@@ -38,18 +38,9 @@ from graphql import (
 )
 
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.remote_schemas import RemoteSchema
 from svc.session_vars import is_session_variable
 
 PRESET = "preset"
-
-
-def _sdl(entry: RemoteSchema, role: str) -> str | None:
-    for perm in entry.permissions or ():
-        if perm.role == role and isinstance(perm.definition, dict):
-            sdl = perm.definition.get("schema")
-            return sdl if isinstance(sdl, str) else None
-    return None
 
 
 def _without_presets(
@@ -121,22 +112,17 @@ def parse_role_sdl(
     return build_ast_schema(doc, assume_valid_sdl=True), presets
 
 
-def role_schema(entry: RemoteSchema, role: str, data: dict[str, Any]) -> GraphQLSchema | None:
-    """`role`'s subset of the remote (None: no permission, or an SDL that does not build)."""
-    sdl = _sdl(entry, role)
-    if sdl is None:
-        return None
+def role_schema(sdl: str) -> GraphQLSchema | None:
+    """The subset of a remote a permission's `sdl` declares (None: it does not build)."""
     try:
         return parse_role_sdl(sdl)[0]
     except (GraphQLError, TypeError):
         return None
 
 
-def presets(entry: RemoteSchema, role: str) -> dict[tuple[str, str, str], Any]:
-    """`role`'s argument presets on `entry`: (type, field, argument) → value."""
-    sdl = _sdl(entry, role)
-    if sdl is None:
-        return {}
+def presets(sdl: str) -> dict[tuple[str, str, str], Any]:
+    """The argument presets of a permission's `sdl`: (type, field, argument) → value
+    (none when it does not build)."""
     try:
         return parse_role_sdl(sdl)[1]
     except (GraphQLError, TypeError):
