@@ -35,9 +35,8 @@ from graphql import (
     visit,
 )
 from graphql.execution.collect_fields import collect_fields
-from graphql.execution.values import get_variable_values
 
-from svc.api.actions.run import run_with_actions, uses_actions
+from svc.api.actions.run import uses_actions
 from svc.api.allowlist import check_allowed
 from svc.api.limits import (
     UNMEASURED,
@@ -51,28 +50,30 @@ from svc.api.limits import (
     role_limits,
 )
 from svc.api.mutation import execute_mutation
-from svc.api.remote_exec import refuse_remote, run_remote
+from svc.api.remote_exec import NOT_SUPPORTED
+
+# Re-exported: the pipeline's callers (engine, REST, websockets, tests) import them here.
+from svc.api.request import GraphQLRequest as GraphQLRequest
+from svc.api.request import coerce_variables as coerce_variables
+from svc.api.request import decode_json as decode_json
+from svc.api.request import decode_request as decode_request
+from svc.api.request import errors_body as errors_body
 from svc.api.state import ENTRY_BYTES, State, document_bytes, plan_bytes, text_bytes
+from svc.api.steps import calls_remote, run_steps
 from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
 from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
 from svc.metadata.model import DEFAULT_SOURCE
+from svc.metadata.remote_schemas import remote_schemas
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
+from svc.plan.steps import OperationPlan, StepKind
 from svc.session_vars import is_admin
 from svc.sql.live import LiveStatement, render_live
 from svc.sql.render import Statement, render_query
 
 _encode = msgspec.json.encode
-
-
-class GraphQLRequest(msgspec.Struct):
-    """`{query, variables, operationName}` (the GraphQL-over-HTTP body)."""
-
-    query: str
-    variables: dict[str, Any] | None = None
-    operationName: str | None = None
 
 
 @dataclass(slots=True)
@@ -91,6 +92,11 @@ class Prepared:
     # (two shapes can give one SQL text with different constants).
     multiple_roots: bool = False
     live: dict[int, tuple[Compiled, LiveStatement]] = field(default_factory=dict)
+    # Operations with remote or action fields: their steps by variable shape; True once
+    # the document was planned with database fields only (and no `@skip`/`@include`
+    # variable can change that), so later requests skip the look.
+    steps: dict[Any, OperationPlan] = field(default_factory=dict)
+    database_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,12 +125,24 @@ def _data_body(keys: Iterable[bytes], answers: Iterable[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def _errors_body(exc: SvcError, role: str) -> bytes:
-    """`{"errors": [...]}` for a request that failed (internals shown to admin only)."""
-    return _encode({"errors": [exc.to_graphql_error(admin=is_admin(role))]})
+_errors_body = errors_body
 
 
-errors_body = _errors_body
+def _not_explainable(op: OperationDefinitionNode, planned: OperationPlan) -> SvcError:
+    """400 `not-supported` for an operation only the database step path can answer (a
+    subscription, explain) that has other steps: the reference's messages
+    (`Hasura.GraphQL.Explain`), "subscription to remote server is not supported" for a
+    subscription."""
+    kinds = {step.kind for step in planned.steps}
+    if op.operation == OperationType.SUBSCRIPTION:
+        message = NOT_SUPPORTED
+    elif StepKind.REMOTE_SCHEMA in kinds:
+        message = "only hasura queries can be explained"
+    elif StepKind.ACTION in kinds or StepKind.ACTION_LOG in kinds:
+        message = "query actions cannot be explained"
+    else:
+        message = "queries with remote relationships cannot be explained"
+    return SvcError(ErrorCode.NOT_SUPPORTED, message)
 
 
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
@@ -161,26 +179,6 @@ class Seen:
         objects per byte of JSON, as `[[],[],…]` takes)."""
         kept = 24 * len(body) if self.args is None else 0
         return ENTRY_BYTES + len(body) + text_bytes(self.args) + kept
-
-
-def decode_json(body: bytes) -> Any:
-    """A request body's JSON; raises 400 `invalid-json` when it is not JSON, not UTF-8
-    (msgspec raises UnicodeDecodeError inside strings) or nested deeper than the decoder
-    recurses (RecursionError; issue 11, finding 5)."""
-    try:
-        return msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        raise SvcError("invalid-json", "invalid json", path="$") from None
-    except RecursionError:
-        raise SvcError("invalid-json", "invalid json: nested too deeply", path="$") from None
-
-
-def decode_request(raw: Any) -> GraphQLRequest:
-    """Validate one request object; raises `parse-failed` on a wrong shape."""
-    try:
-        return msgspec.convert(raw, GraphQLRequest)
-    except msgspec.ValidationError as exc:
-        raise SvcError("parse-failed", str(exc).split(" - at ")[0], path="$") from None
 
 
 _FIELD_NOT_FOUND = re.compile(r"Cannot query field '([^']+)' on type '([^']+)'")
@@ -318,19 +316,6 @@ def _directive_variables(document: DocumentNode) -> frozenset[str]:
     return frozenset(found)
 
 
-def coerce_variables(
-    schema: GraphQLSchema, prepared: Prepared, raw: dict[str, Any] | None
-) -> dict[str, Any]:
-    """Coerce the request's variables to the operation's declared types."""
-    defs = prepared.operation.variable_definitions
-    if not defs:
-        return {}
-    result = get_variable_values(schema, defs, raw or {})
-    if isinstance(result, list):
-        raise validation_failed(result[0].message, "$.variableValues")
-    return result
-
-
 def _shape_key(prepared: Prepared, variables: dict[str, Any]) -> Any:
     if not prepared.structural and not prepared.leaf_vars:
         return ()
@@ -406,9 +391,9 @@ class GraphQLService:
         shape = _shape_key(prepared, variables)
         compiled = prepared.compiled.get(shape)
         if compiled is None:
-            if state.metadata.remote_schemas:  # issue 17: only run_remote runs remote fields
-                refuse_remote(schema, state.metadata, prepared, variables)
             planned = plan_operation(self._input(state, role, prepared, variables))
+            if not planned.database_only:
+                raise _not_explainable(prepared.operation, planned)
             plan = planned.query
             statement, aliases = render_query(plan)
             db = self.sources.database(planned.database.source)
@@ -503,20 +488,36 @@ class GraphQLService:
         if prepared is None:
             prepared = await self._prepare(state, role, req, key)
         limits.check(prepared.measured, role)
-        if state.metadata.remote_schemas:  # issue 17: remote root fields and relationships
-            answer = await run_remote(self, state, role, session, req, prepared, limits.timeout)
-            if answer is not None:
-                return answer
         kind = prepared.operation.operation
-        if kind != OperationType.SUBSCRIPTION and uses_actions(state, prepared):  # issue 16
-            return await run_with_actions(self, state, role, session, req, prepared, limits.timeout)
+        planned: OperationPlan | None = None
+        if not prepared.database_only and (
+            state.metadata.remote_schemas
+            or (kind != OperationType.SUBSCRIPTION and uses_actions(state, prepared))
+        ):
+            variables = coerce_variables(state.schema(role), prepared, req.variables)
+            planned = self.plan_steps(state, role, req, prepared, variables)
+            if not planned.database_only:
+                if kind != OperationType.SUBSCRIPTION or calls_remote(planned):
+                    return await run_steps(
+                        self,
+                        state,
+                        role,
+                        session,
+                        req,
+                        prepared,
+                        planned,
+                        variables,
+                        limits.timeout,
+                    )
+            elif "@" not in req.query:
+                prepared.database_only = True
         if kind != OperationType.QUERY:
             if kind == OperationType.SUBSCRIPTION:  # Hasura's runGQ refuses them alike
                 raise TransportError(
                     ErrorCode.UNEXPECTED_PAYLOAD,
                     "subscriptions are not supported over HTTP, use websockets instead",
                 )
-            return await self._mutate(state, role, session, req, prepared, limits.timeout)
+            return await self._mutate(state, role, session, req, prepared, limits.timeout, planned)
         _, compiled, variables = self._compile(state, role, req, prepared)
         values: dict[str, bytes] = {}
         if compiled.aliases:
@@ -599,13 +600,15 @@ class GraphQLService:
         req: GraphQLRequest,
         prepared: Prepared,
         timeout: float | None = None,
+        planned: OperationPlan | None = None,
     ) -> bytes:
-        """Mutations are planned per request (their inputs shape the statements) and run
-        in one transaction, each statement within `timeout` seconds (None: the server's
-        statement timeout; 0: none)."""
+        """Mutations are planned per request (their inputs shape the statements; `planned`
+        when the caller planned it already) and run in one transaction, each statement
+        within `timeout` seconds (None: the server's statement timeout; 0: none)."""
         schema = state.schema(role)
         variables = coerce_variables(schema, prepared, req.variables)
-        planned = plan_operation(self._input(state, role, prepared, variables))
+        if planned is None:
+            planned = plan_operation(self._input(state, role, prepared, variables))
         roots = planned.mutation.roots
         db = self.sources.database(planned.database.source)
         return await execute_mutation(db, state.ir.tables, roots, variables, session, timeout)
@@ -614,6 +617,7 @@ class GraphQLService:
         self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]
     ) -> PlanInput:
         """What planning `prepared` for `role` under `state` reads."""
+        md = state.metadata
         return PlanInput(
             state.schema(role),
             state.ir.tables,
@@ -622,7 +626,30 @@ class GraphQLService:
             variables,
             self.stringify,
             role,
+            tuple(remote_schemas(md)) if md.remote_schemas else (),
         )
+
+    def plan_steps(
+        self,
+        state: State,
+        role: str,
+        req: GraphQLRequest,
+        prepared: Prepared,
+        variables: dict[str, Any],
+    ) -> OperationPlan:
+        """The steps of `prepared` with coerced `variables`: a query's or subscription's
+        cached per variable shape in `prepared`, a mutation's planned per request (its
+        inputs shape the statements). Raises the planner's `SvcError`s."""
+        if prepared.operation.operation == OperationType.MUTATION:
+            return plan_operation(self._input(state, role, prepared, variables))
+        found = prepared.steps.get(_shape_key(prepared, variables))
+        if found is None:
+            found = plan_operation(self._input(state, role, prepared, variables))
+            prepared.structural = prepared.structural | found.structural
+            prepared.leaf_vars = prepared.leaf_vars | found.leaf_vars
+            prepared.steps[_shape_key(prepared, variables)] = found
+            state.plans.grow((role, req.query, req.operationName), ENTRY_BYTES)
+        return found
 
     def _assemble(
         self,

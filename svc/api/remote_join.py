@@ -22,7 +22,6 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     GraphQLSchema,
-    InlineFragmentNode,
     NameNode,
     NullValueNode,
     OperationDefinitionNode,
@@ -39,112 +38,11 @@ from graphql.execution.values import get_argument_values
 from svc.api.remote_call import post_graphql, request_headers
 from svc.api.remote_translate import Translation
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, find_remote
 from svc.outbound import forwarded
+from svc.plan.remote_fields import HIDDEN, rel_of, used_names
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_registry import lookup
-
-HIDDEN = "__svc_j_"
-
-
-def has_remote_relationships(md: Metadata) -> bool:
-    """Whether any table of `md` has a remote relationship."""
-    return any(entry.remote_relationships for entry in md.tables)
-
-
-def _rel_of(parent: Any, name: str) -> RemoteRelationship | None:
-    fields = getattr(parent, "fields", None)
-    f = fields.get(name) if fields else None
-    if f is None:
-        return None
-    rel = f.extensions.get("svc_remote_rel")
-    return rel if isinstance(rel, RemoteRelationship) else None
-
-
-def _rewrite(
-    schema: GraphQLSchema, sel: SelectionSetNode, parent: Any
-) -> tuple[SelectionSetNode, bool]:
-    out: list[Any] = []
-    found = False
-    for node in sel.selections:
-        if isinstance(node, FieldNode):
-            rel = _rel_of(parent, node.name.value)
-            if rel is not None:
-                found = True
-                out.extend(
-                    FieldNode(
-                        alias=NameNode(value=HIDDEN + c),
-                        name=NameNode(value=c),
-                        arguments=(),
-                        directives=(),
-                    )
-                    for c in rel.svc_fields
-                )
-                continue
-            if node.selection_set is not None:
-                fdef = getattr(parent, "fields", {}).get(node.name.value)
-                if fdef is not None:
-                    inner, hit = _rewrite(schema, node.selection_set, get_named_type(fdef.type))
-                    if hit:
-                        found = True
-                        node = FieldNode(
-                            alias=node.alias,
-                            name=node.name,
-                            arguments=node.arguments,
-                            directives=node.directives,
-                            selection_set=inner,
-                        )
-            out.append(node)
-        elif isinstance(node, InlineFragmentNode):
-            cond = (
-                schema.get_type(node.type_condition.name.value) if node.type_condition else parent
-            )
-            inner, hit = _rewrite(schema, node.selection_set, cond)
-            found = found or hit
-            out.append(
-                InlineFragmentNode(
-                    type_condition=node.type_condition,
-                    directives=node.directives,
-                    selection_set=inner,
-                )
-            )
-        else:
-            out.append(node)
-    return SelectionSetNode(selections=tuple(out)), found
-
-
-def strip_relationships(
-    schema: GraphQLSchema, prepared: Any, op: OperationDefinitionNode
-) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], bool]:
-    """`op` and the document's fragments with remote relationship fields replaced by
-    their join columns, and whether there was any."""
-    root = {
-        "mutation": schema.mutation_type,
-        "subscription": schema.subscription_type,
-    }.get(op.operation.value, schema.query_type)
-    sel, found = _rewrite(schema, op.selection_set, root)
-    fragments: dict[str, FragmentDefinitionNode] = {}
-    for name, frag in prepared.fragments.items():
-        inner, hit = _rewrite(
-            schema, frag.selection_set, schema.get_type(frag.type_condition.name.value)
-        )
-        found = found or hit
-        fragments[name] = FragmentDefinitionNode(
-            name=frag.name,
-            type_condition=frag.type_condition,
-            directives=frag.directives,
-            selection_set=inner,
-            variable_definitions=frag.variable_definitions,
-        )
-    new_op = OperationDefinitionNode(
-        operation=op.operation,
-        name=op.name,
-        variable_definitions=op.variable_definitions,
-        directives=op.directives,
-        selection_set=sel,
-    )
-    return new_op, fragments, found
 
 
 @dataclass
@@ -173,7 +71,7 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
         return
     fields = collect_fields(work.schema, work.fragments, work.variables, parent, sel)
     for alias, nodes in fields.items():
-        rel = _rel_of(parent, nodes[0].name.value)
+        rel = rel_of(parent, nodes[0].name.value)
         if rel is not None:
             fdef = parent.fields[nodes[0].name.value]
             given = get_argument_values(fdef, nodes[0], work.variables)
@@ -376,8 +274,6 @@ async def _send(
 ) -> dict[str, Any]:
     """Send `calls` (in the remote's names) as one query; the answer's `data`, with
     `__typename` values customized back when `tr` is given."""
-    from svc.api.remote_exec import used_names
-
     entry = find_remote(state.metadata, rel.remote_schema)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")

@@ -1,7 +1,9 @@
-"""The one entry to planning: `plan_operation(PlanInput) -> OperationPlan` (issue 12).
+"""The one entry to planning: `plan_operation(PlanInput) -> OperationPlan`.
 
 The GraphQL pipeline (`svc.api.graphql`, and explain through it) and `svc compile` plan
-every operation here; the result is the operation's steps (`svc.plan.steps`).
+every operation here; the result is the operation's steps (`svc.plan.steps`): the
+database roots as one `DatabaseStep`, remote-schema and action roots as HTTP (or stored
+call) steps, their relationships as join steps (`svc.plan.outside`).
 """
 
 from __future__ import annotations
@@ -10,20 +12,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
+    FieldNode,
     FragmentDefinitionNode,
+    GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
+    SelectionSetNode,
 )
 from graphql.execution.collect_fields import collect_fields
 
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
-from svc.plan.action_rels import refuse_actions
+from svc.metadata.remote_schemas import RemoteSchema
 from svc.plan.build import plan_query
 from svc.plan.mutation import MutationPlanner, MutationRoot
+from svc.plan.outside import (
+    action_joins,
+    action_step,
+    outside_kind,
+    remote_joins,
+    remote_step,
+    selects_outside,
+)
+from svc.plan.remote_fields import remote_relationships
 from svc.plan.sources import mutation_source, query_source
-from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan
+from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +45,8 @@ class PlanInput:
     """Everything planning reads: the role's schema (its `RoleView` decides permissions),
     the IR's tables, the validated operation with its document's fragments, the coerced
     variables, whether numeric types are answered as strings
-    (`--stringify-numeric-types`) and the role."""
+    (`--stringify-numeric-types`), the role, and the metadata's remote schemas (their
+    URLs and headers; with none, no field is looked at for remote relationships)."""
 
     schema: GraphQLSchema
     tables: dict[QualifiedName, Table]
@@ -40,24 +55,48 @@ class PlanInput:
     variables: dict[str, Any]
     stringify: bool
     role: str
+    remotes: tuple[RemoteSchema, ...] = ()
 
 
 def plan_operation(given: PlanInput) -> OperationPlan:
-    """The steps of `given.operation` (today one `DatabaseStep`). Raises `SvcError` for
-    arguments the planner refuses (`validation-failed`, `not-supported`, …)."""
+    """The steps of `given.operation` (one `DatabaseStep` when it selects only tables and
+    functions). Raises `SvcError` for arguments the planner refuses
+    (`validation-failed`, `not-supported`, …)."""
     op = given.operation
-    root = given.schema.mutation_type if op.operation == OperationType.MUTATION else None
-    root = root or given.schema.query_type
-    refuse_actions(given.schema, root, op, given.fragments, given.variables)  # issue 16
+    root = _root_type(given.schema, op)
+    outside = selects_outside(given.schema, root, op, given.fragments, given.variables)
+    if given.remotes:
+        _, _, rels = remote_relationships(given.schema, given.fragments, op)
+        outside = outside or bool(rels)
+    if outside:
+        return _with_outside(given, root)
+    return _database(given, op, given.fragments)
+
+
+def _root_type(schema: GraphQLSchema, op: OperationDefinitionNode) -> GraphQLObjectType:
     if op.operation == OperationType.MUTATION:
-        roots = _mutation_roots(given)
+        found = schema.mutation_type
+    elif op.operation == OperationType.SUBSCRIPTION:
+        found = schema.subscription_type
+    else:
+        found = schema.query_type
+    assert found is not None  # validation accepted the operation
+    return found
+
+
+def _database(
+    given: PlanInput, op: OperationDefinitionNode, fragments: dict[str, FragmentDefinitionNode]
+) -> OperationPlan:
+    """The database step of `op` (its root fields all database fields)."""
+    if op.operation == OperationType.MUTATION:
+        roots = _mutation_roots(given, op, fragments)
         step = DatabaseStep(MutationPlan(roots), mutation_source(roots))
         return OperationPlan("mutation", (step,))
     plan, structural, leaf_vars = plan_query(
         given.schema,
         given.tables,
         op,
-        given.fragments,
+        fragments,
         given.variables,
         stringify=given.stringify,
         role=given.role,
@@ -66,7 +105,61 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     return OperationPlan(plan.kind, (step,), structural, leaf_vars)
 
 
-def _mutation_roots(given: PlanInput) -> tuple[tuple[str, MutationRoot | None], ...]:
+def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
+    """Steps of an operation with remote or action fields: the database roots (remote
+    relationships replaced by their join columns) first, then one request per remote
+    schema, one step per action field, then the joins."""
+    op = given.operation
+    fields = collect_fields(given.schema, given.fragments, given.variables, root, op.selection_set)
+    kinds = {a: outside_kind(root.fields.get(ns[0].name.value)) for a, ns in fields.items()}
+    steps: list[Step] = []
+    joins: list[Step] = []
+    structural: frozenset[str] = frozenset()
+    leaf_vars: frozenset[str] = frozenset()
+    local = [n for a, ns in fields.items() if kinds[a] is None for n in ns]
+    if local:
+        # A subscription's database fields are polled as a query beside its actions.
+        kind = OperationType.QUERY if op.operation == OperationType.SUBSCRIPTION else op.operation
+        only = OperationDefinitionNode(
+            operation=kind,
+            name=op.name,
+            variable_definitions=op.variable_definitions,
+            directives=(),
+            selection_set=SelectionSetNode(selections=tuple(local)),
+        )
+        fragments = given.fragments
+        if given.remotes:
+            only, fragments, rels = remote_relationships(given.schema, fragments, only)
+            joins += remote_joins(rels, given.remotes, 0)
+        planned = _database(given, only, fragments)
+        steps += planned.steps
+        structural, leaf_vars = planned.structural, planned.leaf_vars
+    by_name = {r.name: r for r in given.remotes}
+    remote_of = {
+        a: root.fields[ns[0].name.value].extensions["svc_remote"]
+        for a, ns in fields.items()
+        if kinds[a] == StepKind.REMOTE_SCHEMA
+    }
+    for name in dict.fromkeys(remote_of.values()):
+        aliases = tuple(a for a, n in remote_of.items() if n == name)
+        nodes: list[FieldNode] = [n for a in aliases for n in fields[a]]
+        entry = by_name.get(name)
+        if entry is not None:
+            steps.append(remote_step(entry, aliases, nodes, op, given.fragments))
+    for alias, nodes in fields.items():
+        if kinds[alias] == StepKind.ACTION:
+            field = root.fields[nodes[0].name.value]
+            steps.append(action_step(field, alias, nodes, op))
+            joins += action_joins(
+                given.schema, given.fragments, given.variables, field, nodes, len(steps) - 1
+            )
+    kind_name = "mutation" if op.operation == OperationType.MUTATION else op.operation.value
+    return OperationPlan(kind_name, (*steps, *joins), structural, leaf_vars)
+
+
+def _mutation_roots(
+    given: PlanInput, op: OperationDefinitionNode, fragments: dict[str, FragmentDefinitionNode]
+) -> tuple[tuple[str, MutationRoot | None], ...]:
     """(alias, plan) per root field in order; `None` for `__typename`."""
     schema = given.schema
     root_type = schema.mutation_type
@@ -74,15 +167,13 @@ def _mutation_roots(given: PlanInput) -> tuple[tuple[str, MutationRoot | None], 
     planner = MutationPlanner(
         schema,
         given.tables,
-        given.fragments,
+        fragments,
         given.variables,
         stringify=given.stringify,
         role=given.role,
     )
     out: list[tuple[str, MutationRoot | None]] = []
-    fields = collect_fields(
-        schema, given.fragments, given.variables, root_type, given.operation.selection_set
-    )
+    fields = collect_fields(schema, fragments, given.variables, root_type, op.selection_set)
     for alias, nodes in fields.items():
         name = nodes[0].name.value
         if name == "__typename":

@@ -1,19 +1,25 @@
-"""What an operation is planned into: steps (issue 12, "Operations are planned as steps").
+"""What an operation is planned into: steps ("Operations are planned as steps").
 
-Today every operation is one `DatabaseStep`: a query or subscription is one SQL statement,
-a mutation its root fields run in order in one transaction. The other kinds are declared
-here so actions, remote schemas and remote relationships plug into one seam; nothing
-produces them yet (`svc.plan.operation.plan_operation` returns a `DatabaseStep` only).
+A query or subscription over tables and functions is one `DatabaseStep` (one SQL
+statement); a mutation's database root fields run in order in one transaction. Root fields
+answered elsewhere are steps of their own: an `HttpStep` per remote schema (one GraphQL
+request for its root fields) and per synchronous action (its handler call), an
+`ActionLogStep` per asynchronous action field (a stored call, written or read). A
+`JoinStep` fills fields of one step's answer from another source after that step ran:
+remote relationships (a table's rows → a remote schema) and action relationships (an
+action's answer → a table). `svc.api.steps` runs them; `svc compile --print-sql` prints
+every step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.plan.mutation import MutationRoot
-from svc.plan.nodes import Param, QueryPlan
+from svc.plan.nodes import QueryPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +28,17 @@ class MutationPlan:
     `None` for `__typename` (`svc.api.mutation` runs them in one transaction)."""
 
     roots: tuple[tuple[str, MutationRoot | None], ...]
+
+
+class StepKind(StrEnum):
+    """What a step is: where its answers come from."""
+
+    DATABASE = "database"  # one statement (query) or one transaction (mutation)
+    REMOTE_SCHEMA = "remote_schema"  # a GraphQL request to a remote schema
+    ACTION = "action"  # a synchronous action's handler call
+    ACTION_LOG = "action_log"  # an asynchronous action's stored call (write or read)
+    REMOTE_JOIN = "remote_join"  # remote relationships of a step's rows
+    ACTION_JOIN = "action_join"  # action-output relationships to tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,51 +53,68 @@ class DatabaseStep:
 
     plan: QueryPlan | MutationPlan
     source: str = DEFAULT_SOURCE
+    kind: StepKind = StepKind.DATABASE
 
 
 @dataclass(frozen=True, slots=True)
 class HttpStep:
-    """One outbound HTTP call answering root fields (declared, not produced yet).
+    """One outbound HTTP call answering root fields `aliases`: an action's handler or a
+    remote schema, as the request it sends.
 
-    Will be filled for root fields whose schema field names an action (its handler URL,
-    method and headers from the action definition, `body` the `{action, input,
-    session_variables}` payload) or a remote schema (its URL and headers, `body` the
-    GraphQL request of the fields delegated to it). `url` and header values are templates
-    (`{{ENV}}`) resolved by the shared outbound HTTP client; `body` values may be
-    `Param`s read from variables or the session at run time. `aliases` are the root
-    fields whose answers the response holds.
+    `url` and header values are templates (`{{ENV}}`) the shared outbound client renders
+    when sending. `body` is JSON-shaped with `Param` leaves for what is known only at run
+    time: an action's `{action: {name}, input, session_variables, request_query}` (input
+    arguments read from variables are `Param(VarRef)`, the session `Param(SessionJson)`),
+    a remote's `{query, variables?, operationName?}` (`query` the document sent: the
+    client's root fields for that remote with their fragments and variables; a
+    customized remote gets it in its own names, and role presets are applied, when sent).
+    `name` is the action's or remote schema's metadata name.
     """
 
-    kind: str  # "action" | "remote_schema"
-    name: str  # the action's or remote schema's metadata name
+    kind: StepKind  # ACTION | REMOTE_SCHEMA
+    name: str
     url: str
     method: str
     headers: tuple[tuple[str, str], ...]
-    body: Any  # JSON-shaped, with `Param` leaves
+    body: Any
     aliases: tuple[str, ...]
-    params: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ActionLogStep:
+    """An asynchronous action's root field `alias`: a mutation stores the call (answered
+    by its id, delivered later by the async-action worker), the query `<action>(id)`
+    reads a stored call's answer (`store` False)."""
+
+    name: str
+    alias: str
+    store: bool
+    kind: StepKind = StepKind.ACTION_LOG
 
 
 @dataclass(frozen=True, slots=True)
 class JoinStep:
-    """Join the results of two earlier steps (declared, not produced yet): a remote
-    relationship from a table's rows to an action or remote schema.
+    """Fill relationship fields inside the answer of step `source` (an index into
+    `OperationPlan.steps`) once it ran.
 
-    Will be filled for a field of a table type that the metadata declares as a remote
-    relationship: `source` and `target` are indexes into `OperationPlan.steps` (the step
-    answering the table's rows, the `HttpStep` fetching the related values), `path` the
-    JSON path of the rows inside the source's answer, `mapping` pairs (source column,
-    target argument) and `field` the alias the joined value is written under.
+    `REMOTE_JOIN`: a table's remote relationship `relationship` (`table.name`) to remote
+    schema `target`; per distinct set of join values ONE request to `url` (aliased
+    fields `f0`, `f1`, … calling `field`, its `$column` arguments read from the rows).
+    `ACTION_JOIN`: an action output type's relationship to table `target`, answered for
+    every object of the action's answer by ONE statement (`svc.plan.action_rels`).
+    `mapping` pairs (source field, target argument or column).
     """
 
+    kind: StepKind  # REMOTE_JOIN | ACTION_JOIN
     source: int
-    target: int
-    path: tuple[str, ...]
+    relationship: str
+    target: str
     mapping: tuple[tuple[str, str], ...]
-    field: str
+    url: str = ""
+    remote_field: Any = None  # a remote join's `remote_field` (JSON)
 
 
-Step = DatabaseStep | HttpStep | JoinStep
+Step = DatabaseStep | HttpStep | ActionLogStep | JoinStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +122,19 @@ class OperationPlan:
     """A planned operation: its steps in run order, and the variables planning read.
 
     `structural`: variables whose values shaped the plan (part of the plan-cache key);
-    `leaf_vars`: variables read as parameters. Today `steps` is one `DatabaseStep`.
+    `leaf_vars`: variables read as parameters. An operation over tables and functions
+    only is one `DatabaseStep` (`database_only`).
     """
 
     kind: str  # "query" | "mutation" | "subscription"
     steps: tuple[Step, ...]
     structural: frozenset[str] = frozenset()
     leaf_vars: frozenset[str] = frozenset()
+
+    @property
+    def database_only(self) -> bool:
+        """True when every step is a `DatabaseStep` (the pipeline's cached byte path)."""
+        return all(isinstance(step, DatabaseStep) for step in self.steps)
 
     @property
     def database(self) -> DatabaseStep:

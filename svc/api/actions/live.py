@@ -3,7 +3,7 @@ $id) { output errors } }` follows an asynchronous call until its result is store
 
 The live engine multiplexes SQL statements; an action field is no statement, so such a
 subscription polls on its own: every refetch interval the operation is answered as a
-query (`run_with_actions`, so its table fields still go through the ordinary pipeline)
+query (`svc.api.steps.answer_steps`, so its table fields still go through the ordinary pipeline)
 and the result is pushed when its bytes changed, as a live query's is. An error is pushed
 (as `{"errors": …}`) when it differs from the last push; polling goes on until `stop()`.
 """
@@ -18,9 +18,11 @@ from typing import Any
 from graphql import OperationType
 
 from svc.api.live.handle import LiveHandle, Push
+from svc.api.request import decode_request, errors_body
+from svc.api.steps import answer_steps
 from svc.errors import SvcError
 
-from .run import run_with_actions, uses_actions
+from .run import uses_actions
 
 
 async def subscribe_actions(
@@ -35,8 +37,6 @@ async def subscribe_actions(
     """A handle polling the subscription `raw` when it selects an action field, else
     None (the live engine takes it). Raises what `GraphQLService.prepared` and `admit`
     raise (`parse-failed`, `validation-failed`, the role's limits)."""
-    from svc.api.graphql import decode_request, errors_body  # graphql imports run
-
     state = await state_of()
     if state.ir.actions is None or not state.ir.actions.actions:
         return None
@@ -55,9 +55,7 @@ async def subscribe_actions(
         while True:
             current = await state_of()
             try:
-                body = await run_with_actions(
-                    service, current, role, session, req, prepared, timeout
-                )
+                body = await answer_steps(service, current, role, session, req, prepared, timeout)
             except SvcError as exc:
                 body = errors_body(exc, role)
             if body != last:

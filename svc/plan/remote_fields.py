@@ -1,0 +1,185 @@
+"""Remote-schema fields of an operation, read from its AST (no I/O): the document sent
+for a remote's root fields, and remote relationships replaced by their join columns.
+
+Planning (`svc.plan.operation`) and execution (`svc.api.remote_exec`,
+`svc.api.remote_join`) both read these, so they live below both. A remote relationship
+field is never planned as SQL: `strip_relationships` replaces it by the relationship's
+join columns under hidden aliases (`__svc_j_<column>`), which the database step returns
+and the join step reads (spec 2.6, 4.7).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLSchema,
+    InlineFragmentNode,
+    NameNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    VariableNode,
+    Visitor,
+    get_named_type,
+    print_ast,
+    visit,
+)
+
+from svc.metadata.model import Metadata
+from svc.metadata.remote_schemas import RemoteRelationship
+
+HIDDEN = "__svc_j_"
+
+
+def has_remote_relationships(md: Metadata) -> bool:
+    """Whether any table of `md` has a remote relationship."""
+    return any(entry.remote_relationships for entry in md.tables)
+
+
+def rel_of(parent: Any, name: str) -> RemoteRelationship | None:
+    """The remote relationship field `name` of type `parent` answers, None for others."""
+    fields = getattr(parent, "fields", None)
+    f = fields.get(name) if fields else None
+    if f is None:
+        return None
+    rel = f.extensions.get("svc_remote_rel")
+    return rel if isinstance(rel, RemoteRelationship) else None
+
+
+def used_names(
+    nodes: list[Any], fragments: dict[str, FragmentDefinitionNode]
+) -> tuple[list[FragmentDefinitionNode], set[str]]:
+    """The fragment definitions `nodes` use (transitively) and the variables they read."""
+    frags: dict[str, FragmentDefinitionNode] = {}
+    names: set[str] = set()
+
+    class Finder(Visitor):
+        def enter_fragment_spread(self, node: Any, *_: Any) -> None:
+            name = node.name.value
+            if name not in frags and name in fragments:
+                frags[name] = fragments[name]
+                visit(fragments[name], self)
+
+        def enter_variable(self, node: VariableNode, *_: Any) -> None:
+            names.add(node.name.value)
+
+    finder = Finder()
+    for node in nodes:
+        visit(node, finder)
+    return list(frags.values()), names
+
+
+def remote_document(
+    op: OperationDefinitionNode,
+    nodes: list[FieldNode],
+    fragments: dict[str, FragmentDefinitionNode],
+) -> tuple[str, set[str]]:
+    """The text of the request sending `nodes` (root fields of `op`) to a remote, and the
+    variables it reads."""
+    frags, names = used_names(nodes, fragments)
+    defs = tuple(d for d in op.variable_definitions or () if d.variable.name.value in names)
+    only = OperationDefinitionNode(
+        operation=op.operation,
+        name=op.name,
+        variable_definitions=defs,
+        directives=(),
+        selection_set=SelectionSetNode(selections=tuple(nodes)),
+    )
+    return print_ast(DocumentNode(definitions=(only, *frags))), names
+
+
+def _rewrite(
+    schema: GraphQLSchema, sel: SelectionSetNode, parent: Any, found: list[RemoteRelationship]
+) -> SelectionSetNode:
+    out: list[Any] = []
+    for node in sel.selections:
+        if isinstance(node, FieldNode):
+            rel = rel_of(parent, node.name.value)
+            if rel is not None:
+                found.append(rel)
+                out.extend(
+                    FieldNode(
+                        alias=NameNode(value=HIDDEN + c),
+                        name=NameNode(value=c),
+                        arguments=(),
+                        directives=(),
+                    )
+                    for c in rel.svc_fields
+                )
+                continue
+            if node.selection_set is not None:
+                fdef = getattr(parent, "fields", {}).get(node.name.value)
+                if fdef is not None:
+                    before = len(found)
+                    inner = _rewrite(schema, node.selection_set, get_named_type(fdef.type), found)
+                    if len(found) > before:
+                        node = FieldNode(
+                            alias=node.alias,
+                            name=node.name,
+                            arguments=node.arguments,
+                            directives=node.directives,
+                            selection_set=inner,
+                        )
+            out.append(node)
+        elif isinstance(node, InlineFragmentNode):
+            cond = (
+                schema.get_type(node.type_condition.name.value) if node.type_condition else parent
+            )
+            inner = _rewrite(schema, node.selection_set, cond, found)
+            out.append(
+                InlineFragmentNode(
+                    type_condition=node.type_condition,
+                    directives=node.directives,
+                    selection_set=inner,
+                )
+            )
+        else:
+            out.append(node)
+    return SelectionSetNode(selections=tuple(out))
+
+
+def remote_relationships(
+    schema: GraphQLSchema,
+    fragments: dict[str, FragmentDefinitionNode],
+    op: OperationDefinitionNode,
+) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], list[RemoteRelationship]]:
+    """`op` and `fragments` with remote relationship fields replaced by their join
+    columns, and the relationships found (one per occurrence, in document order)."""
+    root = {
+        "mutation": schema.mutation_type,
+        "subscription": schema.subscription_type,
+    }.get(op.operation.value, schema.query_type)
+    found: list[RemoteRelationship] = []
+    sel = _rewrite(schema, op.selection_set, root, found)
+    out: dict[str, FragmentDefinitionNode] = {}
+    for name, frag in fragments.items():
+        inner = _rewrite(
+            schema, frag.selection_set, schema.get_type(frag.type_condition.name.value), found
+        )
+        out[name] = FragmentDefinitionNode(
+            name=frag.name,
+            type_condition=frag.type_condition,
+            directives=frag.directives,
+            selection_set=inner,
+            variable_definitions=frag.variable_definitions,
+        )
+    new_op = OperationDefinitionNode(
+        operation=op.operation,
+        name=op.name,
+        variable_definitions=op.variable_definitions,
+        directives=op.directives,
+        selection_set=sel,
+    )
+    return new_op, out, found
+
+
+def strip_relationships(
+    schema: GraphQLSchema, prepared: Any, op: OperationDefinitionNode
+) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], bool]:
+    """`op` and `prepared.fragments` with remote relationship fields replaced by their
+    join columns, and whether there was any (`remote_relationships`)."""
+    new_op, fragments, found = remote_relationships(schema, prepared.fragments, op)
+    return new_op, fragments, bool(found)
