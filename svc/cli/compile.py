@@ -12,7 +12,8 @@ parse), plus schemas graphql-core rejects.
 
 Exit status: 0 consistent, 1 problems (or a query that does not compile), 2 the directory
 or database could not be read. `--print-schema ROLE` writes the role's SDL and
-`--print-sql FILE --role R` the SQL of the operation in FILE on stdout (both also when
+`--print-sql FILE --role R` the SQL of the operation in FILE on stdout, its other steps
+(action and remote-schema requests, joins) as comment lines (both also when
 there are problems: they show what a server would serve).
 """
 
@@ -45,9 +46,11 @@ from svc.ir.role_view import metadata_permissions, metadata_roles, permission_in
 from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata
 from svc.metadata.permission_model import Permission
+from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
 from svc.plan.mutation import Insert
-from svc.plan.nodes import Const, QueryPlan, SessionJson, SessionRef, VarRef
+from svc.plan.nodes import Const, Param, QueryPlan, SessionJson, SessionRef, VarRef
 from svc.plan.operation import PlanInput, plan_operation
+from svc.plan.steps import ActionLogStep, DatabaseStep, HttpStep, JoinStep, StepKind
 from svc.schema import build_schema
 from svc.sql.mutation import render_write
 from svc.sql.render import Statement, render_query, render_root
@@ -73,6 +76,7 @@ class Result:
     roles: tuple[str, ...]
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    remotes: tuple[RemoteSchema, ...] = ()  # the metadata's remote schemas
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,7 +137,7 @@ def compile_metadata(
     """Build the IR and every role's schema; collect every problem (never raises for bad
     metadata). Problems come sorted by file (`FILES` order) and position in the file."""
     ir = build_ir(md, catalog)
-    result = Result(ir, roles_of(md))
+    result = Result(ir, roles_of(md), remotes=tuple(remote_schemas(md)))
     result.problems.extend(
         Problem(*locate(md, issue), issue.reason) for issue in ir.inconsistencies
     )
@@ -269,12 +273,16 @@ def _print_sql(args: argparse.Namespace, result: Result, infer: bool) -> int:
             operation_name=args.operation_name,
             variables=variables,
             stringify=args.stringify_numeric_types,
+            remotes=result.remotes,
         )
     except SvcError as exc:
         print(f"{args.print_sql}: {exc.path}: {exc.message}", file=sys.stderr)
         return 1
     print(format_statements(statements), end="")
     return 0
+
+
+Output = Statement | HttpStep | ActionLogStep | JoinStep | None
 
 
 def operation_sql(
@@ -286,27 +294,53 @@ def operation_sql(
     operation_name: str | None = None,
     variables: dict[str, Any] | None = None,
     stringify: bool = False,
-) -> list[tuple[str, Statement | None]]:
-    """`(label, statement)` of the operation in `text` for `role`, through the server's own
+    remotes: tuple[RemoteSchema, ...] = (),
+) -> list[tuple[str, Output]]:
+    """`(label, step)` of the operation in `text` for `role`, through the server's own
     pipeline (`svc.api.graphql.prepare`, `svc.plan.operation.plan_operation`, `svc.sql`).
 
-    A query or subscription is one statement (label `query`; what `/v1/graphql` runs); a
-    mutation one per write of each root field (label: the alias), `None` for a nested
-    insert, whose statements depend on the rows it writes. Raises `SvcError`
-    (`validation-failed` for a document the role's schema rejects).
+    The database roots of a query or subscription are one statement (label `query`; what
+    `/v1/graphql` runs); of a mutation one per write of each root field (label: the
+    alias), `None` for a nested insert, whose statements depend on the rows it writes.
+    Remote-schema and action root fields are their outgoing request (`HttpStep`) or
+    stored call (`ActionLogStep`), relationships to or from them `JoinStep`s (label: the
+    root aliases, `join`). Raises `SvcError` (`validation-failed` for a document the
+    role's schema rejects).
     """
     prepared = prepare(schema, text, operation_name)
     values = coerce_variables(schema, prepared, variables)
     planned = plan_operation(
         PlanInput(
-            schema, ir.tables, prepared.operation, prepared.fragments, values, stringify, role
+            schema,
+            ir.tables,
+            prepared.operation,
+            prepared.fragments,
+            values,
+            stringify,
+            role,
+            remotes,
         )
     )
-    plan = planned.database.plan
+    out: list[tuple[str, Output]] = []
+    for step in planned.steps:
+        if isinstance(step, DatabaseStep):
+            out += _database_sql(step)
+        elif isinstance(step, HttpStep):
+            out.append((", ".join(step.aliases), step))
+        elif isinstance(step, ActionLogStep):
+            out.append((step.alias, step))
+        else:
+            out.append(("join", step))
+    return out
+
+
+def _database_sql(step: DatabaseStep) -> list[tuple[str, Output]]:
+    """The statements of a database step (see `operation_sql`)."""
+    plan = step.plan
     if isinstance(plan, QueryPlan):
         statement, aliases = render_query(plan)
         return [("query", statement)] if aliases else []
-    out: list[tuple[str, Statement | None]] = []
+    out: list[tuple[str, Output]] = []
     for alias, root in plan.roots:
         if root is None:
             continue
@@ -319,9 +353,10 @@ def operation_sql(
     return out
 
 
-def format_statements(statements: list[tuple[str, Statement | None]]) -> str:
+def format_statements(statements: list[tuple[str, Output]]) -> str:
     """SQL text: per statement a `-- label` line, the SQL with `;`, and one comment line per
-    parameter saying where its value comes from."""
+    parameter saying where its value comes from; other steps as comment lines
+    (`describe_step`)."""
     if not statements:
         return "-- no SQL: the operation reads only introspection fields\n"
     lines: list[str] = []
@@ -330,11 +365,64 @@ def format_statements(statements: list[tuple[str, Statement | None]]) -> str:
         if statement is None:
             lines.append("-- a nested insert: written row by row, statements depend on the rows")
             continue
+        if not isinstance(statement, Statement):
+            lines.extend(f"-- {line}" if line else "--" for line in describe_step(statement))
+            continue
         lines.append(statement.sql + ";")
         lines.extend(
             f"-- ${n}: {describe_param(p)}" for n, p in enumerate(statement.params, start=1)
         )
     return "\n".join(lines) + "\n"
+
+
+def describe_step(step: HttpStep | ActionLogStep | JoinStep) -> list[str]:
+    """Lines showing a step that is not SQL: an HTTP step as its request (method, URL,
+    headers, body; a remote's GraphQL document on lines of its own), a stored call, a
+    join with what it joins on."""
+    if isinstance(step, ActionLogStep):
+        what = "stores the call, answered with its id" if step.store else "reads a stored call"
+        return [f'asynchronous action "{step.name}": {what} (hdb_catalog.hdb_action_log)']
+    if isinstance(step, JoinStep):
+        return _describe_join(step)
+    what = "remote schema" if step.kind == StepKind.REMOTE_SCHEMA else "action"
+    lines = [f'{what} "{step.name}": {step.method} {step.url}']
+    lines += [f"header {name}: {value}" for name, value in step.headers]
+    body = _readable(step.body)
+    if step.kind == StepKind.REMOTE_SCHEMA and isinstance(body, dict):
+        lines.append("query:")
+        lines += [f"  {line}" for line in str(body.pop("query")).splitlines()]
+        lines += [f"{key}: {json.dumps(value)}" for key, value in body.items()]
+    else:
+        lines.append(f"body: {json.dumps(body)}")
+    return lines
+
+
+def _describe_join(step: JoinStep) -> list[str]:
+    pairs = ", ".join(f"{a} -> {b}" for a, b in step.mapping)
+    if step.kind == StepKind.REMOTE_JOIN:
+        return [
+            f'remote relationship {step.relationship} -> remote schema "{step.target}": '
+            f"POST {step.url}, one request for all rows of step {step.source}",
+            f"field: {json.dumps(step.remote_field)}",
+            f"join columns: {pairs}",
+        ]
+    return [
+        f"action relationship {step.relationship} -> table {step.target}: one statement "
+        f"over the answers of step {step.source}",
+        f"join fields: {pairs}",
+    ]
+
+
+def _readable(value: Any) -> Any:
+    """`value` with `Param` leaves as `<where the value comes from>` strings."""
+    if isinstance(value, Param):
+        described = describe_param(value)
+        return f"<{described.removesuffix(' (json)')}>"
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_readable(v) for v in value]
+    return value
 
 
 def describe_param(param: Any) -> str:

@@ -1,0 +1,10 @@
+-- query q($n: String!) { find_author(name: $n) { score author { id name } } }
+-- variables: {'n': 'Ada'}
+-- find_author
+-- action "find_author": POST {{ACTION_BASE}}/find
+-- header X-Secret: {{SECRET}}
+-- header Content-Type: application/json
+-- body: {"action": {"name": "find_author"}, "input": {"name": "<variable $n>"}, "session_variables": "<the session variables as JSON>", "request_query": "query q($n: String!) {\n  find_author(name: $n) {\n    score\n    author {\n      id\n      name\n    }\n  }\n}"}
+-- join
+-- action relationship Found.author -> table public.author: one statement over the answers of step 0
+-- join fields: author_id -> id

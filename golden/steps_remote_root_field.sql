@@ -1,0 +1,15 @@
+-- query p($id: Int!) { author { id } p: profile(id: $id) { bio } }
+-- variables: {'id': 1}
+-- query
+SELECT coalesce(json_agg(row_to_json((SELECT _e3 FROM (SELECT _b1."id" AS "id") AS _e3))), '[]') AS "v" FROM (SELECT _t2.* FROM "public"."author" AS _t2 WHERE (true)) AS _b1;
+-- p
+-- remote schema "profiles": POST {{PROFILES_URL}}/graphql
+-- header X-Key: {{PROFILES_KEY}}
+-- query:
+--   query p($id: Int!) {
+--     p: profile(id: $id) {
+--       bio
+--     }
+--   }
+-- variables: {"id": "<variable $id>"}
+-- operationName: "p"
