@@ -24,9 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphql import FieldNode, FragmentDefinitionNode, GraphQLSchema
-from graphql.execution.collect_fields import collect_fields
 
-from svc.errors import ErrorCode, SvcError
 from svc.ir.actions import ObjectRelationship
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
@@ -182,26 +180,3 @@ def distribute(holes: list[Hole], group: Group, answer: Any) -> Iterable[tuple[i
         else:
             yield i, [dict(r) for r in rows]
 
-
-def refuse_actions(
-    schema: GraphQLSchema, root_type: Any, op: Any, fragments: Any, variables: Any
-) -> None:
-    """Raise 400 `not-supported` when the operation selects an action field: its answer
-    comes from an HTTP handler, not SQL (`plan_operation`'s callers that only plan:
-    explain, `svc compile --print-sql`; requests with action fields never get there)."""
-    if root_type is None:
-        return
-    selections = op.selection_set.selections
-    if all(isinstance(sel, FieldNode) for sel in selections):  # the common case: no walk
-        names = [sel.name.value for sel in selections]
-    else:
-        fields = collect_fields(schema, fragments, variables, root_type, op.selection_set)
-        names = [nodes[0].name.value for nodes in fields.values()]
-    for name in names:
-        found = root_type.fields.get(name)
-        if found is not None and "action" in found.extensions:
-            raise SvcError(
-                ErrorCode.NOT_SUPPORTED,
-                f'field "{name}" is an action: its answer comes from its '
-                "handler, there is no SQL to show",
-            )
