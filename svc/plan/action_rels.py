@@ -179,4 +179,3 @@ def distribute(holes: list[Hole], group: Group, answer: Any) -> Iterable[tuple[i
             yield i, rows[0] if rows else None
         else:
             yield i, [dict(r) for r in rows]
-
