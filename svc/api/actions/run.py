@@ -44,7 +44,7 @@ def uses_actions(state: Any, prepared: Any) -> bool:
     names = resolved.actions.keys()
     for sel in prepared.operation.selection_set.selections:
         if not isinstance(sel, FieldNode) or sel.name.value in names:
-            return True  # fragments: decided by `run_with_actions`
+            return True  # fragments: decided by planning (`svc.plan.outside`)
     return False
 
 
