@@ -1,10 +1,10 @@
-"""Metadata operations for query collections, the allow-list and REST endpoints (issue 5),
-and the check that keeps stored queries consistent with the schema.
+"""Metadata operations for query collections, the allow-list and REST endpoints, and the
+check that keeps stored queries consistent with the schema (`Check.COLLECTIONS`).
 
 The operations are pure transitions of `svc.metadata.collections`, `allowlist` and
 `endpoints` applied to the request's
 `Context`; none of them changes what the IR is built from, so the IR is kept. Every
-metadata operation (these and the existing ones, see `with_collection_operations`) is then
+metadata operation declaring `Check.COLLECTIONS` (these and most of the others) is then
 checked as the reference does after each schema-cache build: a stored query that no longer
 validates against the admin schema, or an endpoint that no longer resolves, refuses the
 operation with 500 `unexpected` "cannot continue due to newly found inconsistent metadata"
@@ -13,9 +13,9 @@ operation with 500 `unexpected` "cannot continue due to newly found inconsistent
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from graphql import (
     DocumentNode,
@@ -28,6 +28,8 @@ from graphql import (
     visit,
 )
 
+from svc.api.op_context import SUCCESS, Before, Context, Handler, QueryBody
+from svc.api.op_registry import STANDARD, Operation, pg
 from svc.api.validate import RULES
 from svc.errors import ErrorCode, SvcError
 from svc.ir import Ir
@@ -40,12 +42,6 @@ from svc.metadata.query_text import operations, strip_cached
 from svc.schema import build_schema
 from svc.session_vars import ADMIN_ROLE
 
-if TYPE_CHECKING:
-    from svc.api.metadata import Context, QueryBody
-
-    Handler = Callable[[Context, QueryBody], Awaitable[Any]]
-
-SUCCESS = {"message": "success"}
 T = TypeVar("T")
 
 
@@ -185,18 +181,12 @@ def check_new_issues(before: tuple[Metadata, Ir], after: tuple[Metadata, Ir]) ->
         )
 
 
-def checked(handler: Handler) -> Handler:
-    """`handler`, followed by `check_new_issues` when it changed the metadata or the IR."""
-
-    async def run(ctx: Context, body: QueryBody) -> Any:
-        before = (ctx.metadata, ctx.ir)
-        result = await handler(ctx, body)
-        if ctx.metadata is not before[0] or ctx.ir is not before[1]:
-            check_new_issues(before, (ctx.metadata, ctx.ir))
-        return result
-
-    run.__doc__ = handler.__doc__
-    return run
+async def check_collections(ctx: Context, body: QueryBody, before: Before, result: Any) -> Any:
+    """`Check.COLLECTIONS`: `check_new_issues` when the operation changed the metadata or
+    the IR; the answer unchanged."""
+    if ctx.metadata is not before.metadata or ctx.ir is not before.ir:
+        check_new_issues((before.metadata, before.ir), (ctx.metadata, ctx.ir))
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,25 +219,52 @@ async def add_collection_to_allowlist(ctx: Context, body: QueryBody) -> Any:
     return SUCCESS
 
 
-OPERATIONS: dict[str, Handler] = {
-    "create_query_collection": _step(mc.CreateQueryCollection, mc.create_query_collection),
-    "drop_query_collection": _step(mc.DropQueryCollection, mc.drop_query_collection),
-    "add_query_to_collection": _step(mc.AddQueryToCollection, mc.add_query_to_collection),
-    "drop_query_from_collection": _step(mc.DropQueryFromCollection, mc.drop_query_from_collection),
-    "add_collection_to_allowlist": add_collection_to_allowlist,
-    "drop_collection_from_allowlist": _step(
-        ma.DropCollectionFromAllowlist, ma.drop_collection_from_allowlist
-    ),
-    "update_scope_of_collection_in_allowlist": _step(
-        ma.AllowlistEntry, ma.update_scope_of_collection_in_allowlist
-    ),
-    "create_rest_endpoint": _step(me.CreateRestEndpoint, me.create_rest_endpoint),
-    "drop_rest_endpoint": _step(me.DropRestEndpoint, me.drop_rest_endpoint),
-}
-"""The operations of issue 5 (`/v1/query`, `/v1/metadata`, inside `bulk`)."""
+def _op(name: str, kind: Any, handler: Handler) -> Operation:
+    return Operation(
+        name=name, handler=handler, args=kind, read_only=False, checks=STANDARD, aliases=pg(name)
+    )
 
 
-def with_collection_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
-    """`existing` plus this module's operations, every one wrapped by `checked`; the
-    metadata API registers the result with `OPERATIONS.update(…)`."""
-    return {name: checked(h) for name, h in {**existing, **OPERATIONS}.items()}
+OPERATIONS = [
+    _op(
+        "create_query_collection",
+        mc.CreateQueryCollection,
+        _step(mc.CreateQueryCollection, mc.create_query_collection),
+    ),
+    _op(
+        "drop_query_collection",
+        mc.DropQueryCollection,
+        _step(mc.DropQueryCollection, mc.drop_query_collection),
+    ),
+    _op(
+        "add_query_to_collection",
+        mc.AddQueryToCollection,
+        _step(mc.AddQueryToCollection, mc.add_query_to_collection),
+    ),
+    _op(
+        "drop_query_from_collection",
+        mc.DropQueryFromCollection,
+        _step(mc.DropQueryFromCollection, mc.drop_query_from_collection),
+    ),
+    _op("add_collection_to_allowlist", ma.AllowlistEntry, add_collection_to_allowlist),
+    _op(
+        "drop_collection_from_allowlist",
+        ma.DropCollectionFromAllowlist,
+        _step(ma.DropCollectionFromAllowlist, ma.drop_collection_from_allowlist),
+    ),
+    _op(
+        "update_scope_of_collection_in_allowlist",
+        ma.AllowlistEntry,
+        _step(ma.AllowlistEntry, ma.update_scope_of_collection_in_allowlist),
+    ),
+    _op(
+        "create_rest_endpoint",
+        me.CreateRestEndpoint,
+        _step(me.CreateRestEndpoint, me.create_rest_endpoint),
+    ),
+    _op(
+        "drop_rest_endpoint", me.DropRestEndpoint, _step(me.DropRestEndpoint, me.drop_rest_endpoint)
+    ),
+]
+"""The collection, allow-list and REST-endpoint operations (`/v1/query`, `/v1/metadata`,
+inside `bulk`; also `pg_`-prefixed)."""

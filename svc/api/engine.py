@@ -19,20 +19,19 @@ from typing import Any
 
 import msgspec
 
-from svc.api import event_service
-from svc.api.actions.async_calls import worker_spec as action_worker
 from svc.api.actions.live import subscribe_actions
+from svc.api.background import Background
 from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
 from svc.api.live import LiveHandle, LiveQueries, subscribe
 from svc.api.live.explain import explain_subscription
 from svc.api.live.stream import configure_streams
-from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, Context, decode_body, run_operation
+from svc.api.metadata import READ_ONLY, ROLE_OPERATIONS, decode_body, run_operation
+from svc.api.op_context import Context
 from svc.api.remote_fetch import ensure as ensure_remotes
 from svc.api.response_cache import ResponseCache
 from svc.api.rest import RestRequest, RestResponse, run_rest
-from svc.api.scheduled import start_scheduled
 from svc.api.shared_version import SharedVersion
 from svc.api.state import State, configure_plan_cache
 from svc.api.stats import EngineStats, engine_stats, queue_counts
@@ -47,6 +46,7 @@ from svc.outbound import close_shared
 from svc.session_vars import ADMIN_ROLE, ROLE_VARIABLE, is_admin
 from svc.sql.render import render_root
 from svc.workers import WorkerRuntime, WorkerSpec
+from svc.workers.periodic import PeriodicSpec
 
 _encode = msgspec.json.encode
 STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
@@ -82,7 +82,8 @@ class Engine:
         self._synced = state.version
         if shared is not None:
             shared.raise_to(state.version)
-        self.workers: WorkerRuntime | None = None  # background workers (start_workers)
+        # Background jobs (`svc.api.background`), started and stopped from the metadata.
+        self.background = Background(db, config, lambda: self.state, self.current_state)
         self.response_cache = ResponseCache()  # `@cached` answers (issue 18)
         self.live = LiveQueries(
             db,
@@ -134,9 +135,7 @@ class Engine:
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
-            await start_scheduled(engine)  # issue 15: hdb_catalog tables, delivery workers
-            event_service.start(engine)  # issue 14: event delivery
-            engine.start_workers([action_worker(db, engine.current_state)])  # issue 16
+            await engine.background.start()
         except BaseException:
             if shared is not None:
                 shared.close()
@@ -155,25 +154,21 @@ class Engine:
         return engine
 
     # -- background workers and outbound HTTP (ARCHITECTURE.md "Seams") ----------------
-    def start_workers(self, specs: Iterable[WorkerSpec]) -> WorkerRuntime:
-        """Start a background worker per spec on this engine's database (`svc.workers`);
-        `close` stops them before anything else. Raises ValueError for a duplicate name
-        or a bad spec."""
-        if self.workers is None:
-            self.workers = WorkerRuntime(self.db)
+    def start_workers(self, specs: Iterable[WorkerSpec | PeriodicSpec]) -> WorkerRuntime:
+        """Start a worker per spec on this engine's runtime beside the metadata's jobs
+        (`svc.api.background`), whatever the metadata; `close` stops them with the rest.
+        Raises ValueError for a duplicate name or a bad spec."""
+        runtime = self.background.runtime
         for spec in specs:
-            self.workers.start(spec)
-        return self.workers
+            runtime.start(spec)
+        return runtime
 
     async def close(self) -> None:
         """Stop the workers (running items finish or are released), stop syncing, close
         connections (Postgres, then the process's outbound HTTP client). Live queries stop
         polling first (their subscribers get nothing more)."""
         await self.live.close()
-        await event_service.stop(self)  # issue 14
-        if self.workers is not None:
-            await self.workers.stop()
-            self.workers = None
+        await self.background.stop()
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -258,6 +253,7 @@ class Engine:
         self._synced = max(self._synced, state.version)
         if self._shared is not None:
             self._shared.raise_to(state.version)
+        self.background.metadata_changed()  # start or stop jobs the new metadata (un)wants
 
     # -- metadata API -------------------------------------------------------------------
     async def metadata(self, raw: Any, role: str, session: dict[str, str] | None = None) -> Any:

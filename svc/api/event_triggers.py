@@ -5,21 +5,26 @@ Operations (`OPERATIONS`, also `pg_`-prefixed for `/v1/metadata`): `create_event
 (with `replace`), `delete_event_trigger`, `invoke_event_trigger` (`{"event_id"}`),
 `redeliver_event`, and the svc extensions `pause_event_trigger` / `resume_event_trigger`.
 
-Every metadata operation is wrapped (`with_event_triggers`): after it ran, when the
+Every metadata operation declares one of the sync checks (`svc.api.op_registry.Check`
+`SYNC_TRIGGERS`, `RESYNC_TRIGGERS`, `SYNC_TRIGGERS_DROP_LOG`): after it ran, when the
 document's triggers or the catalog changed, the capture functions and triggers of the
 database are made to match the document in the same transaction (`sync`), so
 `replace_metadata`, `clear_metadata`, `untrack_table`, `run_sql` and `reload_metadata` keep
 them in step, and a failed operation leaves both old. A `run_sql` that drops a column a
-trigger names is a 400 `dependency-error` (with `cascade`, the trigger is dropped).
+trigger names is a 400 `dependency-error` (with `cascade`, the trigger is dropped;
+`Check.TRIGGER_COLUMNS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 import msgspec
 
+from svc.api.op_context import Before
+from svc.api.op_registry import SYNC_ONLY, Operation, pg
 from svc.catalog.event_log import (
     ARCHIVE_SQL,
     DROP_EVENT_LOG_SQL,
@@ -164,24 +169,34 @@ def _follow_run_sql(ctx: Any, body: Any) -> None:
     ctx.metadata, ctx.metadata_changed = md, True
 
 
-def synced(name: str, handler: Handler) -> Handler:
-    """`handler` followed by `sync` when triggers or the catalog changed."""
+async def check_trigger_columns(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.TRIGGER_COLUMNS`: after `run_sql` changed the catalog, a trigger naming a
+    dropped column is a 400 `dependency-error`, or is dropped with `cascade`."""
+    if ctx.catalog is not before.catalog:
+        _follow_run_sql(ctx, body)
+    return result
 
-    async def run(ctx: Any, body: Any) -> Any:
-        before = (ctx.metadata, ctx.catalog)
-        result = await handler(ctx, body)
-        if name.endswith("run_sql") and ctx.catalog is not before[1]:
-            _follow_run_sql(ctx, body)
-        force = name.endswith("reload_metadata")
-        changed = ctx.metadata is not before[0] or ctx.catalog is not before[1]
-        if force or (changed and (_has_triggers(before[0]) or _has_triggers(ctx.metadata))):
-            clear = name == "clear_metadata"
-            await sync(ctx.conn, before, (ctx.metadata, ctx.catalog), force=force, drop_log=clear)
-        elif name == "clear_metadata":
-            await ctx.conn.execute(DROP_EVENT_LOG_SQL)
-        return result
 
-    return run
+async def _sync_step(
+    ctx: Any, body: Any, before: Before, result: Any, *, force: bool, clear: bool
+) -> Any:
+    """`sync` when triggers or the catalog changed (always with `force`); `clear` drops
+    the event tables when no trigger is left."""
+    changed = ctx.metadata is not before.metadata or ctx.catalog is not before.catalog
+    had = _has_triggers(before.metadata)
+    if force or (changed and (had or _has_triggers(ctx.metadata))):
+        old, new = (before.metadata, before.catalog), (ctx.metadata, ctx.catalog)
+        await sync(ctx.conn, old, new, force=force, drop_log=clear)
+    elif clear:
+        await ctx.conn.execute(DROP_EVENT_LOG_SQL)
+    return result
+
+
+# `Check.SYNC_TRIGGERS`, `RESYNC_TRIGGERS` (`reload_metadata`: what exists is read from the
+# database) and `SYNC_TRIGGERS_DROP_LOG` (`clear_metadata`).
+sync_triggers = partial(_sync_step, force=False, clear=False)
+resync_triggers = partial(_sync_step, force=True, clear=False)
+sync_triggers_drop_log = partial(_sync_step, force=False, clear=True)
 
 
 # -- operations -------------------------------------------------------------------------
@@ -258,19 +273,18 @@ async def redeliver_event(ctx: Any, body: Any) -> Any:
     return SUCCESS
 
 
-OWN: dict[str, Handler] = {
-    "create_event_trigger": create_event_trigger,
-    "delete_event_trigger": delete_event_trigger,
-    "invoke_event_trigger": invoke_event_trigger,
-    "redeliver_event": redeliver_event,
-    "pause_event_trigger": _pause(True),
-    "resume_event_trigger": _pause(False),
-}
+def _op(name: str, kind: Any, handler: Handler) -> Operation:
+    return Operation(
+        name=name, handler=handler, args=kind, read_only=False, checks=SYNC_ONLY, aliases=pg(name)
+    )
 
 
-def with_event_triggers(operations: Mapping[str, Handler]) -> dict[str, Handler]:
-    """The table to install over `operations` (`OPERATIONS.update(...)`): every
-    operation wrapped by `synced`, plus the event-trigger operations and their `pg_`
-    forms."""
-    ops = {**operations, **OWN, **{f"pg_{k}": v for k, v in OWN.items()}}
-    return {name: synced(name, handler) for name, handler in ops.items()}
+OPERATIONS = [
+    _op("create_event_trigger", CreateEventTrigger, create_event_trigger),
+    _op("delete_event_trigger", TriggerName, delete_event_trigger),
+    _op("invoke_event_trigger", InvokeEventTrigger, invoke_event_trigger),
+    _op("redeliver_event", RedeliverEvent, redeliver_event),
+    _op("pause_event_trigger", TriggerName, _pause(True)),
+    _op("resume_event_trigger", TriggerName, _pause(False)),
+]
+"""The event-trigger operations (also `pg_`-prefixed)."""

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from svc.api import dml
+from svc.api.op_registry import SYNC_ONLY, Operation
 from svc.errors import ErrorCode, SvcError
 from svc.execute.db import PostgresError
 from svc.execute.errors import map_query_error
@@ -131,9 +132,15 @@ async def legacy_insert(ctx: Any, body: Any) -> Any:
     return await dml.insert(ctx.conn, ctx.ir, body.args)
 
 
-OPERATIONS = {
-    "update": legacy_update,
-    "delete": legacy_delete,
-    "count": legacy_count,
-    "insert": legacy_insert,
-}
+def _op(name: str, kind: Any, handler: Any) -> Operation:
+    return Operation(name=name, handler=handler, args=kind, read_only=False, checks=SYNC_ONLY)
+
+
+OPERATIONS = [
+    _op("update", UpdateArgs, legacy_update),
+    _op("delete", WhereArgs, legacy_delete),
+    _op("count", WhereArgs, legacy_count),
+    _op("insert", None, legacy_insert),
+]
+"""The legacy data writes of `/v1/query` (no `pg_` spelling; `select` is
+`svc.api.metadata`'s)."""

@@ -1,5 +1,10 @@
 """The `/v1/query` (and `/v1/metadata`) operations, run inside one transaction.
 
+`REGISTRY` holds every operation as a record (`svc.api.op_registry.Operation`): the core
+ones below, and the lists of the modules that contribute theirs (collections, remote
+schemas, scheduled triggers, actions, legacy writes, event triggers). `run_operation`
+runs one (or a `bulk`) with its checks (`svc.api.op_checks.run_checked`).
+
 A request locks the stored metadata row, runs its operation (a `bulk` runs each in order),
 and commits only if all succeed: the new document is written with a bumped resource
 version and a `NOTIFY`, so every process reloads (design brief 4). A write that would make
@@ -9,25 +14,22 @@ dependants are dropped instead.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
-from svc.api import dml, event_triggers, legacy_writes
+from svc.api import collections, dml, event_triggers, legacy_writes, remote_ops, scheduled
 from svc.api.actions import ops as action_ops
-from svc.api.collections import with_collection_operations
-from svc.api.remote_ops import remote_operations
-from svc.api.scheduled import with_scheduled_operations
+from svc.api.op_checks import run_checked
+from svc.api.op_context import SUCCESS, Context, Handler, QueryBody, transition
+from svc.api.op_registry import STANDARD, Check, Operation, Registry, pg
 from svc.catalog.diff import catalog_changes
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
-from svc.execute.db import Connection, Database, PostgresError
+from svc.execute.db import PostgresError
 from svc.execute.errors import map_run_sql_error
 from svc.execute.run_sql import run_script
-from svc.ir import Ir, build_ir
-from svc.ir.checks import CheckIssue
+from svc.ir import build_ir
 from svc.ir.rename import rename_columns, rename_table, type_dependents
 from svc.metadata import apply, apply_functions, apply_permissions
 from svc.metadata.args import (
@@ -61,98 +63,28 @@ from svc.metadata.model import (
 )
 from svc.metadata.names import check_function_configuration
 from svc.metadata.permission_model import PERMISSION_TYPES
-from svc.schema.names import new_schema_problem
-
-SUCCESS = {"message": "success"}
 
 
-class QueryBody(msgspec.Struct):
-    """`{type, args, version}` of a metadata request."""
-
-    type: str
-    args: Any = msgspec.field(default_factory=dict)
-    version: int = 1
-    source: str | None = None
-    resource_version: int | None = None  # optimistic concurrency (Hasura's metadata API)
-
-
-@dataclass
-class Context:
-    """What one metadata request works on; replaced fields are committed at the end."""
-
-    db: Database
-    conn: Connection
-    metadata: Metadata
-    catalog: DbCatalog
-    ir: Ir
-    role: str  # the acting role: the legacy `select` may run as another than admin
-    metadata_changed: bool = False
-    schema_changed: bool = False
-    resource_version: int = 0  # the stored document's version (Hasura's resource_version)
-    session: dict[str, str] | None = None
-
-    def commit(self, md: Metadata, *, on_new: str = "error") -> None:
-        """Adopt `md` if it adds no inconsistency.
-
-        `on_new`: `error` raises the first new inconsistency's own error; `dependency` raises
-        400 `dependency-error` listing them; `cascade` drops them from the document; `keep`
-        adopts them (they are served as inconsistent). Whatever `on_new`, a name the schema
-        cannot take or a clash of generated names is refused with its own error when `md`
-        introduces it (`svc.schema.names.new_schema_problem`).
-        """
-        old = {i.key for i in self.ir.inconsistencies}
-        ir = build_ir(md, self.catalog, self.ir)
-        # Whole-document checks are reported, not refused (`svc.ir.checks`).
-        new = [i for i in ir.inconsistencies if i.key not in old and not isinstance(i, CheckIssue)]
-        if new and on_new == "cascade":
-            md = drop_objects(md, (i.target() for i in new))
-            ir = build_ir(md, self.catalog, ir)
-        elif new and on_new == "dependency":
-            names = ", ".join(i.describe() for i in new)
-            raise SvcError(
-                ErrorCode.DEPENDENCY_ERROR,
-                f"cannot drop due to the following dependent objects : {names}",
-                path="$.args",
-            )
-        elif new and on_new == "keep":
-            pass
-        elif new:
-            first = new[0]
-            internal = [{**first.to_json(), "name": first.name}]
-            raise SvcError(first.code, first.reason, path="$.args", internal=internal)
-        problem = new_schema_problem(self.ir, ir)
-        if problem is not None:
-            raise problem
-        self.metadata, self.ir, self.metadata_changed = md, ir, True
-
-
-Handler = Callable[[Context, QueryBody], Awaitable[Any]]
-T = TypeVar("T")
-
-
-def transition(
-    kind: type[T], step: Callable[[Metadata, T], Metadata], on_new: str = "error"
-) -> Handler:
-    """A handler for an operation that is one pure metadata transition: decode `args` as
-    `kind`, apply `step`, commit (see `Context.commit` for `on_new`), answer success."""
-
-    async def handler(ctx: Context, body: QueryBody) -> Any:
-        ctx.commit(step(ctx.metadata, parse_args(kind, body.args)), on_new=on_new)
-        return SUCCESS
-
-    return handler
-
-
-def _permission_ops(kind: str) -> dict[str, Handler]:
+def _permission_ops(kind: str) -> list[Operation]:
     """`create_<kind>_permission` and `drop_<kind>_permission`."""
-    return {
-        f"create_{kind}_permission": transition(
-            CreatePermission, lambda md, a: apply_permissions.create_permission(md, a, kind)
+    return [
+        _op(
+            f"create_{kind}_permission",
+            CreatePermission,
+            transition(
+                CreatePermission, lambda md, a: apply_permissions.create_permission(md, a, kind)
+            ),
         ),
-        f"drop_{kind}_permission": transition(
-            DropPermission, lambda md, a: apply_permissions.drop_permission(md, a, kind), "cascade"
+        _op(
+            f"drop_{kind}_permission",
+            DropPermission,
+            transition(
+                DropPermission,
+                lambda md, a: apply_permissions.drop_permission(md, a, kind),
+                "cascade",
+            ),
         ),
-    }
+    ]
 
 
 async def track_table(ctx: Context, body: QueryBody) -> Any:
@@ -366,84 +298,170 @@ async def set_introspection_options(ctx: Context, body: QueryBody) -> Any:
     return SUCCESS
 
 
-async def legacy_insert(ctx: Context, body: QueryBody) -> Any:
-    return await dml.insert(ctx.conn, ctx.ir, body.args)
-
-
 async def legacy_select(ctx: Context, body: QueryBody) -> Any:
     return await dml.select(ctx.conn, ctx.ir, body.args, ctx.role, ctx.session)
 
 
-OPERATIONS: dict[str, Handler] = {
-    "run_sql": run_sql,
-    "track_table": track_table,
-    "untrack_table": untrack_table,
-    "set_table_customization": transition(SetTableCustomization, apply.set_table_customization),
-    "create_object_relationship": transition(
-        CreateRelationship, lambda md, a: apply.create_relationship(md, a, "object")
-    ),
-    "create_array_relationship": create_array_relationship,
-    "drop_relationship": transition(DropRelationship, apply.drop_relationship, "cascade"),
-    "export_metadata": export_metadata,
-    "replace_metadata": replace_metadata,
-    "clear_metadata": clear_metadata,
-    "reload_metadata": reload_metadata,
-    "get_inconsistent_metadata": get_inconsistent_metadata,
-    **{name: h for kind in PERMISSION_TYPES for name, h in _permission_ops(kind).items()},
-    "set_permission_comment": transition(
-        SetPermissionComment, apply_permissions.set_permission_comment
-    ),
-    "rename_relationship": transition(RenameRelationship, apply.rename_relationship),
-    "add_computed_field": add_computed_field,
-    "drop_computed_field": transition(DropComputedField, apply_permissions.drop_computed_field),
-    "track_function": track_function,
-    "untrack_function": untrack_function,
-    "set_relationship_comment": transition(SetRelationshipComment, apply.set_relationship_comment),
-    "set_table_custom_fields": transition(SetTableCustomFields, apply.set_table_custom_fields),
-    "create_function_permission": transition(
-        FunctionPermission, apply_functions.create_function_permission
-    ),
-    "drop_function_permission": transition(
-        FunctionPermission, apply_functions.drop_function_permission
-    ),
-    "drop_inconsistent_metadata": drop_inconsistent_metadata,
-    "set_api_limits": set_api_limits,  # issue 11: API limits
-    "remove_api_limits": remove_api_limits,
-    "set_graphql_schema_introspection_options": set_introspection_options,
-    "insert": legacy_insert,
-    "select": legacy_select,
-}
-OPERATIONS.update(with_collection_operations(OPERATIONS))  # issue 5; checks stored queries
-OPERATIONS.update(remote_operations(OPERATIONS))  # issue 17: remote schemas, relationships
-# `/v1/metadata` spells the operations on a Postgres source with a `pg_` prefix.
-PG_OPERATIONS = frozenset(
-    name
-    for name in OPERATIONS
-    if name
-    not in {
-        "export_metadata",
-        "replace_metadata",
-        "clear_metadata",
-        "reload_metadata",
-        "get_inconsistent_metadata",
-        "drop_inconsistent_metadata",
-        "set_api_limits",
-        "remove_api_limits",
-        "set_graphql_schema_introspection_options",
-        "insert",
-        "select",
-    }
-)
-OPERATIONS.update({f"pg_{name}": OPERATIONS[name] for name in PG_OPERATIONS})
-OPERATIONS.update(with_scheduled_operations(OPERATIONS))  # issue 15: cron, one-off events
-OPERATIONS.update(action_ops.OPERATIONS)  # issue 16: actions and custom types
-OPERATIONS.update(legacy_writes.OPERATIONS)  # issue 14: update, delete, count (svc.user set)
-OPERATIONS.update(event_triggers.with_event_triggers(OPERATIONS))  # issue 14: capture in step
+def _op(
+    name: str,
+    kind: Any,
+    handler: Handler,
+    extra: frozenset[Check] = frozenset(),
+    *,
+    alias: bool = True,
+) -> Operation:
+    """A core operation: `STANDARD` checks plus `extra`, and its `pg_` spelling unless
+    `alias` is false."""
+    return Operation(
+        name=name,
+        handler=handler,
+        args=kind,
+        read_only=False,
+        checks=STANDARD | extra,
+        aliases=pg(name) if alias else (),
+    )
 
+
+CONFLICTING = frozenset({Check.REMOTE_CONFLICTS})  # may give a root field a remote has
+
+CORE = [
+    _op("run_sql", RunSql, run_sql, frozenset({Check.REMOTE_RENAMES, Check.TRIGGER_COLUMNS})),
+    _op("track_table", None, track_table, CONFLICTING),
+    _op("untrack_table", UntrackTable, untrack_table),
+    _op(
+        "set_table_customization",
+        SetTableCustomization,
+        transition(SetTableCustomization, apply.set_table_customization),
+        CONFLICTING,
+    ),
+    _op(
+        "create_object_relationship",
+        CreateRelationship,
+        transition(CreateRelationship, lambda md, a: apply.create_relationship(md, a, "object")),
+    ),
+    _op("create_array_relationship", CreateRelationship, create_array_relationship),
+    _op(
+        "drop_relationship",
+        DropRelationship,
+        transition(DropRelationship, apply.drop_relationship, "cascade"),
+    ),
+    Operation(
+        name="export_metadata",
+        handler=export_metadata,
+        args=None,
+        read_only=True,
+        checks=STANDARD | {Check.CRON_EXPORT},
+    ),
+    Operation(
+        name="replace_metadata",
+        handler=replace_metadata,
+        args=None,
+        read_only=False,
+        checks=STANDARD | {Check.INTROSPECT_REMOTES, Check.CRON_KEEP},
+    ),
+    Operation(
+        name="clear_metadata",
+        handler=clear_metadata,
+        args=None,
+        read_only=False,
+        checks=frozenset(
+            {
+                Check.COLLECTIONS,
+                Check.INTROSPECT_REMOTES,
+                Check.CRON_KEEP,
+                Check.SYNC_TRIGGERS_DROP_LOG,
+            }
+        ),
+    ),
+    Operation(
+        name="reload_metadata",
+        handler=reload_metadata,
+        args=None,
+        read_only=False,
+        checks=frozenset({Check.COLLECTIONS, Check.REFRESH_REMOTES, Check.RESYNC_TRIGGERS}),
+    ),
+    Operation(
+        name="get_inconsistent_metadata",
+        handler=get_inconsistent_metadata,
+        args=None,
+        read_only=True,
+        checks=STANDARD | {Check.REMOTE_ISSUES},
+    ),
+    *(op for kind in PERMISSION_TYPES for op in _permission_ops(kind)),
+    _op(
+        "set_permission_comment",
+        SetPermissionComment,
+        transition(SetPermissionComment, apply_permissions.set_permission_comment),
+    ),
+    _op(
+        "rename_relationship",
+        RenameRelationship,
+        transition(RenameRelationship, apply.rename_relationship),
+    ),
+    _op("add_computed_field", AddComputedField, add_computed_field),
+    _op(
+        "drop_computed_field",
+        DropComputedField,
+        transition(DropComputedField, apply_permissions.drop_computed_field),
+    ),
+    _op("track_function", None, track_function, CONFLICTING),
+    _op("untrack_function", None, untrack_function),
+    _op(
+        "set_relationship_comment",
+        SetRelationshipComment,
+        transition(SetRelationshipComment, apply.set_relationship_comment),
+    ),
+    _op(
+        "set_table_custom_fields",
+        SetTableCustomFields,
+        transition(SetTableCustomFields, apply.set_table_custom_fields),
+        CONFLICTING,
+    ),
+    _op(
+        "create_function_permission",
+        FunctionPermission,
+        transition(FunctionPermission, apply_functions.create_function_permission),
+    ),
+    _op(
+        "drop_function_permission",
+        FunctionPermission,
+        transition(FunctionPermission, apply_functions.drop_function_permission),
+    ),
+    _op("drop_inconsistent_metadata", None, drop_inconsistent_metadata, alias=False),
+    _op("set_api_limits", None, set_api_limits, alias=False),
+    _op("remove_api_limits", None, remove_api_limits, alias=False),
+    _op(
+        "set_graphql_schema_introspection_options",
+        None,
+        set_introspection_options,
+        alias=False,
+    ),
+    Operation(
+        name="select",
+        handler=legacy_select,
+        args=None,
+        read_only=True,
+        checks=STANDARD,
+        any_role=True,
+    ),
+]
+"""The core operations: tables, relationships, permissions, functions, the whole
+document, API limits and the legacy `select`."""
+
+REGISTRY = Registry.of(
+    CORE,
+    collections.OPERATIONS,
+    remote_ops.OPERATIONS,
+    scheduled.OPERATIONS,
+    action_ops.OPERATIONS,
+    legacy_writes.OPERATIONS,
+    event_triggers.OPERATIONS,
+)
+OPERATIONS = REGISTRY  # every operation by name and alias
 # Operations that never write: they run without taking the metadata row lock.
-READ_ONLY = frozenset({"export_metadata", "get_inconsistent_metadata", "select"})
+READ_ONLY = REGISTRY.names(read_only=True)
 # Operations a role other than admin may run on `/v1/query` (the legacy data API).
-ROLE_OPERATIONS = frozenset({"select"})
+ROLE_OPERATIONS = REGISTRY.names(any_role=True)
 
 
 def decode_body(raw: Any, path: str = "$") -> QueryBody:
@@ -464,9 +482,9 @@ async def run_operation(ctx: Context, body: QueryBody, path: str = "$") -> Any:
         for i, item in enumerate(body.args):
             results.append(await run_operation(ctx, decode_body(item, f"$.args[{i}]")))
         return results
-    handler = OPERATIONS.get(body.type)
-    if handler is None:
+    op = REGISTRY.get(body.type)
+    if op is None:
         raise SvcError(
             ErrorCode.PARSE_FAILED, f'unknown operation type "{body.type}"', path="$.type"
         )
-    return await handler(ctx, body)
+    return await run_checked(op, ctx, body)

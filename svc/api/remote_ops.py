@@ -1,18 +1,20 @@
-"""Metadata operations of remote schemas and remote relationships (issue 17; spec 4.1,
-4.7), merged into `svc.api.metadata.OPERATIONS` by `remote_operations(OPERATIONS)`.
+"""Metadata operations of remote schemas and remote relationships (spec 4.1, 4.7;
+`OPERATIONS`, part of `svc.api.metadata.REGISTRY`), and the checks other operations
+declare to follow remote schemas (`Check.REMOTE_CONFLICTS`, `INTROSPECT_REMOTES`,
+`REFRESH_REMOTES`, `REMOTE_ISSUES`).
 
 `add_remote_schema` introspects the remote before anything is stored (400
 `remote-schema-error` when it cannot be reached or its schema is invalid) and refuses a
 root field or type that clashes with the database's (400 `invalid-configuration`) or
 another remote's (400 `unexpected`), as the reference does. `reload_metadata`,
 `replace_metadata` and `clear_metadata` introspect remotes they have not asked yet (all
-of them with `reload_remote_schemas`); a remote that cannot be reached then is an
-inconsistent object listed by `get_inconsistent_metadata`, not a failure.
+of them with `reload_remote_schemas`; `INTROSPECT_REMOTES`, `REFRESH_REMOTES`); a remote
+that cannot be reached then is an inconsistent object listed by
+`get_inconsistent_metadata` (`REMOTE_ISSUES`), not a failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from graphql import (
@@ -21,8 +23,10 @@ from graphql import (
     validate_schema,
 )
 
+from svc.api.op_context import SUCCESS, Before
+from svc.api.op_registry import SYNC_ONLY, Operation, pg
 from svc.api.remote_fetch import ensure, fetch, introspect
-from svc.api.remote_rel_ops import delete_remote_relationship, following_renames, relationship_op
+from svc.api.remote_rel_ops import delete_remote_relationship, relationship_op
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
 from svc.metadata.model import Metadata
@@ -32,9 +36,6 @@ from svc.schema.remote_merge import merge_remotes, permissions_enabled
 from svc.schema.remote_permissions import check_subset
 from svc.schema.remote_registry import Introspected, lookup, record
 from svc.session_vars import ADMIN_ROLE
-
-SUCCESS = {"message": "success"}
-Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
 def _name(args: Any) -> str:
@@ -219,20 +220,26 @@ async def drop_remote_schema_permissions(ctx: Any, body: Any) -> Any:
     return SUCCESS
 
 
-def _introspecting(inner: Handler, *, refresh_arg: bool = False) -> Handler:
-    """`inner`, then introspect the remotes of the resulting document not asked yet
-    (all of them when `refresh_arg` and the request's `reload_remote_schemas`)."""
+async def _introspect(body: Any, ctx: Any, result: Any, *, refresh_arg: bool) -> Any:
+    args = body.args if isinstance(body.args, dict) else {}
+    refresh = refresh_arg and args.get("reload_remote_schemas") is True
+    await ensure(ctx.metadata, refresh=refresh)
+    if refresh_arg and isinstance(result, dict) and "is_consistent" in result:
+        result["is_consistent"] = result["is_consistent"] and not _issues(ctx.metadata)
+    return result
 
-    async def handler(ctx: Any, body: Any) -> Any:
-        result = await inner(ctx, body)
-        args = body.args if isinstance(body.args, dict) else {}
-        refresh = refresh_arg and args.get("reload_remote_schemas") is True
-        await ensure(ctx.metadata, refresh=refresh)
-        if refresh_arg and isinstance(result, dict) and "is_consistent" in result:
-            result["is_consistent"] = result["is_consistent"] and not _issues(ctx.metadata)
-        return result
 
-    return handler
+async def introspect_remotes(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.INTROSPECT_REMOTES`: introspect the remotes of the resulting document not
+    asked yet (`replace_metadata`, `clear_metadata`)."""
+    return await _introspect(body, ctx, result, refresh_arg=False)
+
+
+async def refresh_remotes(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.REFRESH_REMOTES`: as `introspect_remotes`, all of them when the request's
+    `reload_remote_schemas` is true; an answer's `is_consistent` counts remotes that
+    could not be introspected (`reload_metadata`)."""
+    return await _introspect(body, ctx, result, refresh_arg=True)
 
 
 def _issues(md: Any) -> list[dict[str, Any]]:
@@ -253,16 +260,14 @@ def _issues(md: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _with_remote_issues(inner: Handler) -> Handler:
-    async def handler(ctx: Any, body: Any) -> Any:
-        result = await inner(ctx, body)
-        issues = _issues(ctx.metadata)
-        if issues and isinstance(result, dict):
-            result["inconsistent_objects"] = [*result.get("inconsistent_objects", []), *issues]
-            result["is_consistent"] = False
-        return result
-
-    return handler
+async def list_remote_issues(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.REMOTE_ISSUES`: remotes that could not be introspected added to the answer's
+    `inconsistent_objects` (`get_inconsistent_metadata`)."""
+    issues = _issues(ctx.metadata)
+    if issues and isinstance(result, dict):
+        result["inconsistent_objects"] = [*result.get("inconsistent_objects", []), *issues]
+        result["is_consistent"] = False
+    return result
 
 
 def _remote_root_fields(md: Any) -> dict[str, str]:
@@ -283,55 +288,43 @@ def _remote_root_fields(md: Any) -> dict[str, str]:
     return out
 
 
-def _refusing_conflicts(inner: Handler) -> Handler:
-    """`inner`, then 400 `remote-schema-conflicts` when the database now gives a root
-    field a remote schema has (the transaction is rolled back, the old state serves)."""
-
-    async def handler(ctx: Any, body: Any) -> Any:
-        result = await inner(ctx, body)
-        if ctx.metadata.remote_schemas:
-            remote = _remote_root_fields(ctx.metadata)
-            schema = build_schema(ctx.ir, ADMIN_ROLE)
-            for root in (schema.query_type, schema.mutation_type):
-                for name in root.fields if root else ():
-                    if name in remote:
-                        raise SvcError(
-                            ErrorCode.REMOTE_SCHEMA_CONFLICTS,
-                            f"Inconsistent object: Duplicate field name found: {name} "
-                            f"(remote schema {remote[name]})",
-                            path="$.args",
-                        )
-        return result
-
-    return handler
+async def refuse_conflicts(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.REMOTE_CONFLICTS`: 400 `remote-schema-conflicts` when the database now gives
+    a root field a remote schema has (the transaction is rolled back, the old state
+    serves)."""
+    if ctx.metadata.remote_schemas:
+        remote = _remote_root_fields(ctx.metadata)
+        schema = build_schema(ctx.ir, ADMIN_ROLE)
+        for root in (schema.query_type, schema.mutation_type):
+            for name in root.fields if root else ():
+                if name in remote:
+                    raise SvcError(
+                        ErrorCode.REMOTE_SCHEMA_CONFLICTS,
+                        f"Inconsistent object: Duplicate field name found: {name} "
+                        f"(remote schema {remote[name]})",
+                        path="$.args",
+                    )
+    return result
 
 
-CONFLICTING = (
-    "track_table",
-    "track_function",
-    "set_table_customization",
-    "set_table_custom_fields",
-)
+def _op(name: str, handler: Any) -> Operation:
+    # These operations commit through `Context.commit`; no stored-query check applies
+    # to them (none was ever wrapped around them).
+    return Operation(
+        name=name, handler=handler, args=None, read_only=False, checks=SYNC_ONLY, aliases=pg(name)
+    )
 
 
-def remote_operations(existing: dict[str, Handler]) -> dict[str, Handler]:
-    """The operations of this module, and wrappers of `existing` ones that must
-    introspect remotes (`reload_metadata`, `replace_metadata`, `clear_metadata`) or list
-    their inconsistencies (`get_inconsistent_metadata`)."""
-    return {
-        "add_remote_schema": add_remote_schema,
-        "update_remote_schema": update_remote_schema,
-        "remove_remote_schema": remove_remote_schema,
-        "reload_remote_schema": reload_remote_schema,
-        "add_remote_schema_permissions": add_remote_schema_permissions,
-        "drop_remote_schema_permissions": drop_remote_schema_permissions,
-        "create_remote_relationship": relationship_op(update=False),
-        "update_remote_relationship": relationship_op(update=True),
-        "delete_remote_relationship": delete_remote_relationship,
-        "reload_metadata": _introspecting(existing["reload_metadata"], refresh_arg=True),
-        "replace_metadata": _introspecting(existing["replace_metadata"]),
-        "clear_metadata": _introspecting(existing["clear_metadata"]),
-        "get_inconsistent_metadata": _with_remote_issues(existing["get_inconsistent_metadata"]),
-        **{name: _refusing_conflicts(existing[name]) for name in CONFLICTING if name in existing},
-        "run_sql": following_renames(existing["run_sql"]),
-    }
+OPERATIONS = [
+    _op("add_remote_schema", add_remote_schema),
+    _op("update_remote_schema", update_remote_schema),
+    _op("remove_remote_schema", remove_remote_schema),
+    _op("reload_remote_schema", reload_remote_schema),
+    _op("add_remote_schema_permissions", add_remote_schema_permissions),
+    _op("drop_remote_schema_permissions", drop_remote_schema_permissions),
+    _op("create_remote_relationship", relationship_op(update=False)),
+    _op("update_remote_relationship", relationship_op(update=True)),
+    _op("delete_remote_relationship", delete_remote_relationship),
+]
+"""The remote schema and remote relationship operations (also `pg_`-prefixed); their
+arguments are decoded by `svc.metadata.remote_schemas`."""

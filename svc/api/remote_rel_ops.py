@@ -1,7 +1,7 @@
 """Metadata operations of remote relationships (issue 17; spec 4.7): `create`/`update`/
 `delete_remote_relationship`, each checked against the remote's introspection (400
-`remote-schema-error`), and `run_sql` following column renames into them. Part of
-`svc.api.remote_ops.remote_operations`.
+`remote-schema-error`), and `run_sql` following column renames into them
+(`Check.REMOTE_RENAMES`). Listed in `svc.api.remote_ops.OPERATIONS`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from graphql import (
     get_named_type,
 )
 
+from svc.api.op_context import Before
 from svc.catalog.diff import catalog_changes
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
@@ -134,20 +135,14 @@ async def delete_remote_relationship(ctx: Any, body: Any) -> Any:
     return SUCCESS
 
 
-def following_renames(inner: Handler) -> Handler:
-    """`run_sql`, then column renames it made followed into remote relationships (the
-    table's own entry follows a table rename already)."""
-
-    async def handler(ctx: Any, body: Any) -> Any:
-        before = ctx.catalog
-        result = await inner(ctx, body)
-        if ctx.catalog is not before and rs.remote_relationships(ctx.metadata):
-            changes = catalog_changes(before, ctx.catalog)
-            md = ctx.metadata
-            for table, names in changes.column_renames.items():
-                md = rs.rename_join_columns(md, changes.table_renames.get(table, table), names)
-            if md is not ctx.metadata:
-                ctx.commit(md, on_new="keep")
-        return result
-
-    return handler
+async def follow_renames(ctx: Any, body: Any, before: Before, result: Any) -> Any:
+    """`Check.REMOTE_RENAMES`: column renames `run_sql` made followed into remote
+    relationships (the table's own entry follows a table rename already)."""
+    if ctx.catalog is not before.catalog and rs.remote_relationships(ctx.metadata):
+        changes = catalog_changes(before.catalog, ctx.catalog)
+        md = ctx.metadata
+        for table, names in changes.column_renames.items():
+            md = rs.rename_join_columns(md, changes.table_renames.get(table, table), names)
+        if md is not ctx.metadata:
+            ctx.commit(md, on_new="keep")
+    return result

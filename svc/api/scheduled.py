@@ -1,41 +1,33 @@
-"""Metadata operations of cron triggers and one-off scheduled events (issue 15; spec 4.9,
-reference-notes-wave2 §3), and the start of their delivery workers.
+"""Metadata operations of cron triggers and one-off scheduled events (spec 4.9,
+reference-notes-wave2 §3; their delivery workers are `svc.workers.scheduled`).
 
 Cron triggers live in the metadata document (`svc.metadata.cron_triggers`); their events
 and the one-off events are rows of `hdb_catalog` (`svc.catalog.scheduled`), written in
 the request's own transaction, so a refused operation leaves both unchanged. The IR does
 not depend on cron triggers: an operation swaps the document without rebuilding it.
-`with_scheduled_operations` also wraps three existing operations with the reference's
-rules: `export_metadata` leaves out triggers created with `include_in_metadata: false`,
-and `replace_metadata`/`clear_metadata` keep them (an export never had them), dropping
-the events of the triggers that went and regenerating those that are new or changed.
+Two checks (`svc.api.op_registry.Check`) give other operations the reference's rules:
+`export_metadata` leaves out triggers created with `include_in_metadata: false`
+(`CRON_EXPORT`), and `replace_metadata`/`clear_metadata` keep them (an export never had
+them), dropping the events of the triggers that went and regenerating those that are new
+or changed (`CRON_KEEP`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
+from svc.api.op_context import SUCCESS, Before, Context, QueryBody
+from svc.api.op_registry import SYNC_ONLY, Operation
 from svc.api.scheduled_reads import READ_OPERATIONS
-from svc.catalog.scheduled import INIT_LOCK_SQL, INIT_SQL, INSERT_SCHEDULED_EVENT_SQL
+from svc.catalog.scheduled import INSERT_SCHEDULED_EVENT_SQL
 from svc.errors import ErrorCode, SvcError
-from svc.execute.db import Database
 from svc.metadata import cron_triggers as ct
 from svc.metadata.args import parse_args
-from svc.metadata.model import Metadata
 from svc.workers import cron_events
-from svc.workers.scheduled import worker_specs
 
-if TYPE_CHECKING:
-    from svc.api.engine import Engine
-    from svc.api.metadata import Context, QueryBody
-
-    Handler = Callable[[Context, QueryBody], Awaitable[Any]]
-
-SUCCESS = {"message": "success"}
 _encode = msgspec.json.encode
 
 
@@ -102,55 +94,34 @@ async def get_cron_triggers(ctx: Context, body: QueryBody) -> Any:
     return {"cron_triggers": [ct.listed(t) for t in ctx.metadata.cron_triggers]}
 
 
-def _exporting(inner: Handler) -> Handler:
-    async def handler(ctx: Context, body: QueryBody) -> Any:
-        out = await inner(ctx, body)
-        doc = out.get("metadata") if isinstance(out.get("metadata"), dict) else out
-        ct.exported(doc)
-        return out
-
-    return handler
+async def export_crons(ctx: Context, body: QueryBody, before: Before, result: Any) -> Any:
+    """`Check.CRON_EXPORT`: the exported document (or version 2's `metadata`) without the
+    triggers created with `include_in_metadata: false`."""
+    doc = result.get("metadata") if isinstance(result.get("metadata"), dict) else result
+    ct.exported(doc)
+    return result
 
 
-def _keeping(inner: Handler) -> Handler:
-    async def handler(ctx: Context, body: QueryBody) -> Any:
-        old = ctx.metadata.cron_triggers
-        out = await inner(ctx, body)
-        kept = ct.keep_unexported(old, ctx.metadata.cron_triggers)
-        if kept != ctx.metadata.cron_triggers:
-            _set_triggers(ctx, kept)
-        await cron_events.follow_replace(ctx.conn, old, kept)
-        return out
-
-    return handler
+async def keep_crons(ctx: Context, body: QueryBody, before: Before, result: Any) -> Any:
+    """`Check.CRON_KEEP`: triggers not exported survive a replace; events of the triggers
+    that went are dropped, those of new or changed ones regenerated."""
+    old = before.metadata.cron_triggers
+    kept = ct.keep_unexported(old, ctx.metadata.cron_triggers)
+    if kept != ctx.metadata.cron_triggers:
+        _set_triggers(ctx, kept)
+    await cron_events.follow_replace(ctx.conn, old, kept)
+    return result
 
 
-def with_scheduled_operations(ops: dict[str, Handler]) -> dict[str, Handler]:
-    """The scheduled-trigger operations, and `export_metadata`, `replace_metadata` and
-    `clear_metadata` of `ops` wrapped with the cron-trigger rules (module doc); for
-    `OPERATIONS.update(...)`."""
-    return {
-        "create_cron_trigger": create_cron_trigger,
-        "delete_cron_trigger": delete_cron_trigger,
-        "create_scheduled_event": create_scheduled_event,
-        "get_cron_triggers": get_cron_triggers,
-        **READ_OPERATIONS,
-        "export_metadata": _exporting(ops["export_metadata"]),
-        "replace_metadata": _keeping(ops["replace_metadata"]),
-        "clear_metadata": _keeping(ops["clear_metadata"]),
-    }
+def _op(name: str, kind: Any, handler: Any) -> Operation:
+    return Operation(name=name, handler=handler, args=kind, read_only=False, checks=SYNC_ONLY)
 
 
-async def start_scheduled(engine: Engine) -> None:
-    """Create the `hdb_catalog` tables of scheduled triggers if missing (serialised
-    across processes starting at once) and start the two delivery workers on `engine`
-    (`svc.workers.scheduled`; each reads the engine's current metadata)."""
-    db: Database = engine.db
-    async with db.transaction() as conn:
-        await conn.execute(INIT_LOCK_SQL)
-        await conn.execute(INIT_SQL)
-
-    def metadata() -> Metadata:
-        return engine.state.metadata
-
-    engine.start_workers(worker_specs(db, metadata))
+OPERATIONS = [
+    _op("create_cron_trigger", ct.CreateCronTrigger, create_cron_trigger),
+    _op("delete_cron_trigger", ct.DeleteCronTrigger, delete_cron_trigger),
+    _op("create_scheduled_event", ct.CreateScheduledEvent, create_scheduled_event),
+    _op("get_cron_triggers", None, get_cron_triggers),
+    *READ_OPERATIONS,
+]
+"""The scheduled-trigger operations (no `pg_` spelling)."""

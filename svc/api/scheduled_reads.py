@@ -8,19 +8,15 @@ and carry `count` (every matching row) when `get_rows_count` is true.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
+from svc.api.op_context import Context, QueryBody
+from svc.api.op_registry import SYNC_ONLY, Operation
 from svc.catalog.scheduled import delete_event_sql, events_sql, invocations_sql
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.args import parse_args
-
-if TYPE_CHECKING:
-    from svc.api.metadata import Context, QueryBody
-
-    Handler = Callable[[Context, QueryBody], Awaitable[Any]]
 
 Kind = Literal["cron", "one_off"]
 
@@ -101,8 +97,28 @@ async def delete_scheduled_event(ctx: Context, body: QueryBody) -> Any:
     return {"message": "success"}
 
 
-READ_OPERATIONS: dict[str, Handler] = {
-    "get_scheduled_events": get_scheduled_events,
-    "get_scheduled_event_invocations": get_invocations,
-    "delete_scheduled_event": delete_scheduled_event,
-}
+# They take the metadata row lock as every writing operation does (`read_only=False`):
+# `delete_scheduled_event` writes, and the listings have always run that way.
+READ_OPERATIONS = [
+    Operation(
+        name="get_scheduled_events",
+        handler=get_scheduled_events,
+        args=GetScheduledEvents,
+        read_only=False,
+        checks=SYNC_ONLY,
+    ),
+    Operation(
+        name="get_scheduled_event_invocations",
+        handler=get_invocations,
+        args=GetInvocations,
+        read_only=False,
+        checks=SYNC_ONLY,
+    ),
+    Operation(
+        name="delete_scheduled_event",
+        handler=delete_scheduled_event,
+        args=DeleteScheduledEvent,
+        read_only=False,
+        checks=SYNC_ONLY,
+    ),
+]

@@ -32,10 +32,12 @@ from svc.catalog.event_log import (
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.metadata.event_triggers import EventTrigger
+from svc.metadata.model import Metadata
 from svc.outbound import env_value, render_template, resolve_headers
 from svc.sql.claim import QueueTable
 from svc.workers.delivery import DeliveryResult, RetryPolicy, deliver
 from svc.workers.group_write import GroupWriter
+from svc.workers.periodic import PeriodicSpec
 from svc.workers.worker import Claimed, WorkerSpec
 
 QUEUE = QueueTable(
@@ -221,3 +223,18 @@ async def cleanup(db: Database, older_than: float) -> int:
         if not await conn.fetchval(EVENT_LOG_EXISTS_SQL):
             return 0
         return int(await conn.fetchval(CLEANUP_SQL, str(older_than)))
+
+
+CLEANUP_EVERY = 3600.0  # seconds between two automatic cleanups (`--events-retention`)
+
+
+def has_triggers(md: Metadata) -> bool:
+    """Whether `md` has event triggers: the event worker runs only then (the event tables
+    exist only then: `clear_metadata` drops them)."""
+    return any(entry.event_triggers for entry in md.tables)
+
+
+def cleanup_spec(db: Database, retention: float) -> PeriodicSpec:
+    """Delete events finished more than `retention` seconds ago, at start and then once
+    per `CLEANUP_EVERY`."""
+    return PeriodicSpec("event-cleanup", CLEANUP_EVERY, lambda: cleanup(db, retention))

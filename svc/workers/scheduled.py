@@ -21,7 +21,15 @@ from typing import Any
 
 import msgspec
 
-from svc.catalog.scheduled import DROP_ORPHAN_CRON_EVENT_SQL, DUE, dead_sql, finish_sql, log_sql
+from svc.catalog.scheduled import (
+    DROP_ORPHAN_CRON_EVENT_SQL,
+    DUE,
+    INIT_LOCK_SQL,
+    INIT_SQL,
+    dead_sql,
+    finish_sql,
+    log_sql,
+)
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.metadata.cron_triggers import CronTrigger, RetryConfST, UrlFromEnv, find_cron_trigger
@@ -202,7 +210,7 @@ def one_off_handler(db: Database) -> Callable[[Claimed], Any]:
 
 
 def worker_specs(db: Database, metadata: Callable[[], Metadata]) -> list[WorkerSpec]:
-    """The two workers (`scheduled-cron`, `scheduled-one-off`) for `Engine.start_workers`."""
+    """The two workers (`scheduled-cron`, `scheduled-one-off`; `svc.api.background`)."""
     common: dict[str, Any] = {
         "fetch_interval": FETCH_INTERVAL,
         "batch_size": 100,
@@ -213,3 +221,11 @@ def worker_specs(db: Database, metadata: Callable[[], Metadata]) -> list[WorkerS
         WorkerSpec("scheduled-cron", CRON_QUEUE, cron_handler(db, metadata), **common),
         WorkerSpec("scheduled-one-off", ONE_OFF_QUEUE, one_off_handler(db), **common),
     ]
+
+
+async def prepare(db: Database) -> None:
+    """Create the `hdb_catalog` tables of scheduled triggers if missing (serialised across
+    processes starting at once): before the workers start."""
+    async with db.transaction() as conn:
+        await conn.execute(INIT_LOCK_SQL)
+        await conn.execute(INIT_SQL)

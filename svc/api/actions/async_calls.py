@@ -1,11 +1,12 @@
 """Asynchronous actions (issue 16; reference-notes "Actions", wave-2 §4 "Async").
 
 The mutation stores the call in `hdb_catalog.hdb_action_log` (status `created`) and
-answers its id at once. A background worker (`svc.workers`, `ASYNC_WORKER`) claims
-`created` calls — and `processing` ones whose holder died (their lock went stale; the
-claim's `FOR UPDATE SKIP LOCKED` keeps processes off each other's rows) — calls the
-handler (`svc.api.actions.sync`), checks the answer against the output type and stores
-`response_payload` (`completed`) or `errors` `{code, path, error}` (`error`). The result
+answers its id at once. A background worker (`svc.workers.async_actions`, started by
+`svc.api.background`) claims `created` calls — and `processing` ones whose holder died
+(their lock went stale; the claim's `FOR UPDATE SKIP LOCKED` keeps processes off each
+other's rows) — and `deliver` calls the handler (`svc.api.actions.sync`) and checks the
+answer against the output type; the worker stores `response_payload` (`completed`) or
+`errors` `{code, path, error}` (`error`). The result
 is read by `<action>(id)`; a role other than admin sees only calls whose stored session
 variables equal its own (else null), as in the reference.
 """
@@ -18,34 +19,17 @@ from typing import Any
 
 import msgspec
 
-from svc.catalog.action_log import (
-    COMPLETE_SQL,
-    FAIL_SQL,
-    INSERT_CALL_SQL,
-    PROCESSING_SQL,
-    READ_CALL_SQL,
-)
+from svc.catalog.action_log import INSERT_CALL_SQL, READ_CALL_SQL
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.session_vars import ADMIN_ROLE, is_admin, session_json
-from svc.sql.claim import QueueTable
-from svc.workers import WorkerSpec
-from svc.workers.worker import Claimed
+from svc.workers.async_actions import async_action_spec
+from svc.workers.worker import WorkerSpec
 
 from . import sync
 from .output import BadOutput, check
 
 _encode = msgspec.json.encode
-QUEUE = QueueTable(
-    "hdb_catalog",
-    "hdb_action_log",
-    key="id",
-    key_type="uuid",
-    due="status IN ('created', 'processing')",
-    order=("created_at",),
-)
-FETCH_INTERVAL_S = 1.0  # the reference's ASYNC_ACTIONS_FETCH_INTERVAL default (1,000 ms)
-BATCH = 10  # calls claimed at once (the reference claims 10)
 # Seconds after which a call held by a process that stopped renewing its claim (killed)
 # is claimed again by another; README "Actions".
 LOCK_TIMEOUT_ENV = "SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT"
@@ -90,32 +74,14 @@ StateOf = Callable[[], Awaitable[Any]]  # the engine's current `State`
 
 
 def worker_spec(db: Database, state_of: StateOf) -> WorkerSpec:
-    """The worker that delivers asynchronous calls (`Engine.start_workers`)."""
+    """The worker that delivers asynchronous calls with the engine's current state
+    (`svc.workers.async_actions`; started by `svc.api.background`)."""
 
-    async def handle(item: Claimed) -> None:
-        row = msgspec.json.decode(item.row)
-        await _execute(db, PROCESSING_SQL, item.key)
-        try:
-            output = await _deliver(await state_of(), row)
-        except SvcError as exc:
-            await _execute(db, FAIL_SQL, item.key, _text(exc))
-            return
-        await _execute(db, COMPLETE_SQL, item.key, _encode(output).decode())
+    async def deliver(row: dict[str, Any]) -> Any:
+        return await _deliver(await state_of(), row)
 
-    return WorkerSpec(
-        "async_actions",
-        QUEUE,
-        handle,
-        fetch_interval=FETCH_INTERVAL_S,
-        batch_size=BATCH,
-        concurrency=BATCH,
-        lock_timeout=float(os.environ.get(LOCK_TIMEOUT_ENV) or DEFAULT_LOCK_TIMEOUT_S),
-    )
-
-
-async def _execute(db: Database, sql: str, *args: str) -> None:
-    async with db.transaction() as conn:
-        await conn.execute(sql, *args)
+    lock_timeout = float(os.environ.get(LOCK_TIMEOUT_ENV) or DEFAULT_LOCK_TIMEOUT_S)
+    return async_action_spec(db, deliver, _text, lock_timeout)
 
 
 def _text(exc: SvcError) -> str:

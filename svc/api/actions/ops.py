@@ -1,5 +1,5 @@
-"""The metadata operations of actions and custom types (spec 4.3, 4.4), added to
-`svc.api.metadata.OPERATIONS`.
+"""The metadata operations of actions and custom types (spec 4.3, 4.4; `OPERATIONS`, part
+of `svc.api.metadata.REGISTRY`).
 
 Each is a pure transition (`svc.metadata.actions`) committed through the request's
 `Context`: a change whose types or relationships do not resolve is refused with the IR's
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from svc.api.op_registry import SYNC_ONLY, Operation
 from svc.catalog.action_log import CLEAR_SQL
 from svc.execute.db import Connection
 from svc.metadata import actions as transitions
@@ -83,11 +84,16 @@ async def drop_action_permission(ctx: Ctx, body: Body) -> Any:
     return SUCCESS
 
 
-OPERATIONS = {
-    "set_custom_types": set_custom_types,
-    "create_action": create_action,
-    "update_action": update_action,
-    "drop_action": drop_action,
-    "create_action_permission": create_action_permission,
-    "drop_action_permission": drop_action_permission,
-}
+def _op(name: str, kind: Any, handler: Any) -> Operation:
+    return Operation(name=name, handler=handler, args=kind, read_only=False, checks=SYNC_ONLY)
+
+
+OPERATIONS = [
+    _op("set_custom_types", CustomTypes, set_custom_types),
+    _op("create_action", transitions.CreateAction, create_action),
+    _op("update_action", transitions.CreateAction, update_action),
+    _op("drop_action", transitions.DropAction, drop_action),
+    _op("create_action_permission", transitions.ActionPermissionArgs, create_action_permission),
+    _op("drop_action_permission", transitions.ActionPermissionArgs, drop_action_permission),
+]
+"""The action and custom-type operations (no `pg_` spelling)."""
