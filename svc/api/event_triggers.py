@@ -183,8 +183,7 @@ async def _sync_step(
     """`sync` when triggers or the catalog changed (always with `force`); `clear` drops
     the event tables when no trigger is left."""
     changed = ctx.metadata is not before.metadata or ctx.catalog is not before.catalog
-    had = _has_triggers(before.metadata)
-    if force or (changed and (had or _has_triggers(ctx.metadata))):
+    if force or (changed and (_has_triggers(before.metadata) or _has_triggers(ctx.metadata))):
         old, new = (before.metadata, before.catalog), (ctx.metadata, ctx.catalog)
         await sync(ctx.conn, old, new, force=force, drop_log=clear)
     elif clear:
