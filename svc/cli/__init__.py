@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from svc import logs
 from svc.cli import events as events_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
 from svc.session_vars import ADMIN_ROLE
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     _compile_parser(sub)
     events_command.add_parser(sub)  # issue 14: svc events cleanup
     args = parser.parse_args(argv)
+    logs.setup()
     if args.command == "version":
         print(VERSION)
         return 0

@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import asyncpg
-import msgspec
 
 from svc.catalog.storage import NOTIFY_CHANNEL, READ_VERSION_SQL
 from svc.sql.live_watch import CHANNEL as LIVE_CHANNEL
@@ -211,4 +210,4 @@ class VersionListener:
 
 def _log(event: str, detail: str) -> None:
     line = {"type": "metadata-sync-log", "event": event, "detail": detail}
-    sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
+    logging.getLogger(__name__).warning(line)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
-import sys
 import time
 import traceback
 import uuid
@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
+from svc import logs
 from svc.api.engine import Engine
 from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
@@ -49,6 +50,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _encode = msgspec.json.encode
+_log = logging.getLogger(__name__)
 JSON_HEADERS = [("content-type", "application/json; charset=utf-8")]
 RAW_JSON_HEADERS = [(k.encode(), v.encode()) for k, v in JSON_HEADERS]
 TEXT_HEADERS = [("content-type", "text/plain; charset=utf-8")]
@@ -403,10 +405,10 @@ class App:
         return request
 
     def log(self, request: Request, status: int, started: float) -> None:
-        """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`); a request that
-        failed with a server error (5xx) is logged even when request logging is off, with
-        its request id, error code, message and, for an unexpected exception, the
-        traceback."""
+        """One JSON line per request on stdout (`SVC_GRAPHQL_LOG_REQUESTS`; `svc.logs`); a
+        request that failed with a server error (5xx) is logged even when request logging
+        is off, with its request id, error code, message and, for an unexpected exception,
+        the traceback."""
         error = request.error
         if self.logs_requests or (error is not None and status >= 500):
             entry: dict[str, Any] = {
@@ -420,11 +422,7 @@ class App:
             }
             if error is not None:
                 entry["error"] = error
-            try:
-                sys.stdout.write(_encode(entry).decode() + "\n")
-                sys.stdout.flush()
-            except (OSError, ValueError):  # stdout closed: nothing more to do
-                pass
+            _log.log(logging.ERROR if status >= 500 else logging.INFO, entry)
 
     def log_disconnect(self, request: Request, started: float) -> None:
         """The log line of a request whose client went away (status 499, nginx's "client
@@ -690,5 +688,7 @@ async def _read_body(
 
 
 def create_app() -> App:
-    """The app factory Granian workers call: configuration from `SVC_GRAPHQL_*`."""
-    return App(Config.from_env(dict(os.environ)))
+    """The app factory Granian workers call: configuration from `SVC_GRAPHQL_*`, log lines
+    through `svc.logs` (set up here too: a server other than `svc serve` may call this)."""
+    logs.setup()
+    return App(Config.from_env())

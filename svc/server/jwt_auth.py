@@ -58,8 +58,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
-import sys
 import time
 from typing import Any
 
@@ -84,6 +84,8 @@ from svc.session_vars import (
     is_session_variable,
     session_key,
 )
+
+_log = logging.getLogger(__name__)
 
 ROLE_HEADER = ROLE_VARIABLE
 _ROLE_CLAIMS = frozenset({ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM})
@@ -444,7 +446,7 @@ class JwtVerifier:
     def _log(message: str) -> None:
         """One JSON line on stderr (Hasura logs `jwk-refresh-log`)."""
         line = {"type": "jwk-refresh-log", "level": "error", "message": message}
-        sys.stderr.write(json.dumps(line) + "\n")
+        _log.error(line)
 
     async def close(self) -> None:
         """Nothing to release: JWK sets are fetched through the process's outbound client

@@ -10,10 +10,10 @@ Worker start and stop call `__rsgi_init__` / `__rsgi_del__` with the worker's ev
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from typing import Any
 
+from svc import logs
 from svc.config import Config
 from svc.server.app import (
     DRAIN_BYTES,
@@ -135,5 +135,7 @@ class _BodyReader:
 
 
 def create_app() -> RsgiApp:
-    """The factory Granian workers call: configuration from `SVC_GRAPHQL_*`."""
-    return RsgiApp(App(Config.from_env(dict(os.environ))))
+    """The factory Granian workers call: configuration from `SVC_GRAPHQL_*`, log lines
+    through `svc.logs`."""
+    logs.setup()
+    return RsgiApp(App(Config.from_env()))

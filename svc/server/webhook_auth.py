@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import hashlib
-import sys
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +41,8 @@ import msgspec
 from svc.errors import ErrorCode, SvcError
 from svc.outbound import OutboundClient, OutboundError, OutboundResponse, shared_client
 from svc.server.session import Session, cache_lifetime, hook_session
+
+_log = logging.getLogger(__name__)
 
 # Hasura's `commonClientHeadersIgnored` (spec 5, GET mode), lower-case.
 IGNORED_CLIENT_HEADERS = frozenset(
@@ -237,4 +239,4 @@ class AuthWebhook:
             "status": status,
             "reason": reason,
         }
-        sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
+        _log.error(line)

@@ -19,13 +19,14 @@ explicit `--server-interface rsgi` for HTTP-only deployments (the default is ASG
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
+import logging
 from typing import Any
 
 from svc.server.ws_endpoint import ws_route
 from svc.server.ws_protocol import CLOSE_NORMAL, Protocol, requested_protocols
 from svc.server.ws_session import WsContext, WsSession
+
+_log = logging.getLogger(__name__)
 
 
 class RsgiSocket:
@@ -91,8 +92,7 @@ def _log_refusal(requested: str) -> None:
             "(the default) for GraphQL subscriptions"
         ),
     }
-    sys.stdout.write(json.dumps(entry) + "\n")
-    sys.stdout.flush()
+    _log.error(entry)
 
 
 async def serve_rsgi(ctx: WsContext, scope: Any, protocol: Any, graphql_on: bool) -> None:

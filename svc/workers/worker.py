@@ -12,12 +12,10 @@ bound for running ones, cancels the rest and unlocks them too.
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-
-import msgspec
 
 from svc.execute.db import Database
 from svc.sql.claim import QueueTable, claim_sql, release_sql, touch_sql
@@ -55,7 +53,7 @@ class WorkerSpec:
 def _log(worker: str, message: str) -> None:
     """One JSON line on stderr (the reference logs `event-trigger` / `scheduled-trigger`)."""
     line = {"type": "worker-log", "level": "error", "worker": worker, "message": message}
-    sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
+    logging.getLogger(__name__).error(line)
 
 
 class Worker:

@@ -1,0 +1,54 @@
+"""The process's one logging setup: the standard library's `logging`, one JSON object a
+line, formatted by python-json-logger (its msgspec formatter).
+
+Every module logs through `logging.getLogger(__name__)` and passes the whole line as a
+dict, e.g. `log.error({"type": "worker-log", "level": "error", "worker": w, "message": m})`:
+the dict is the line, field for field and in its order (the reference-compatible shapes
+tests and docs rely on; nothing is added). `setup()` installs the handler on the `svc`
+logger once per process (`svc.cli` for `svc serve` and each of its workers through the app
+factories; tests may call it too).
+
+Streams: the reference writes its request and websocket lines (`http-log`,
+`websocket-log`) to stdout and svc keeps doing so; every other line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from pythonjsonlogger.msgspec import MsgspecFormatter
+
+#: The line types written to stdout; all others go to stderr (module docstring).
+STDOUT_TYPES = frozenset({"http-log", "websocket-log"})
+_ROOT = "svc"
+
+
+class _Lines(logging.Handler):
+    """Writes each formatted record as one line to stdout or stderr (`STDOUT_TYPES`),
+    flushed; a closed stream drops the line silently (there is nowhere left to say so)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg: Any = record.msg
+        kind = msg.get("type") if isinstance(msg, dict) else None
+        stream = sys.stdout if kind in STDOUT_TYPES else sys.stderr
+        try:
+            stream.write(self.format(record) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # stream closed: nothing more to do
+            pass
+
+
+def setup() -> None:
+    """Install the JSON line handler on the `svc` logger (idempotent); lines are not passed
+    on to the root logger, so an embedding application's handlers see none twice."""
+    logger = logging.getLogger(_ROOT)
+    if any(isinstance(h, _Lines) for h in logger.handlers):
+        return
+    handler = _Lines()
+    # `fmt=[]`: no fields of the record itself, only the logged dict (module docstring).
+    handler.setFormatter(MsgspecFormatter([]))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)  # which lines are written is decided where they are made
+    logger.propagate = False
