@@ -1,10 +1,20 @@
-"""Server configuration: options and `SVC_GRAPHQL_*` environment variables (design brief 5)."""
+"""Server configuration: options and `SVC_GRAPHQL_*` environment variables (design brief 5).
+
+This is the one module that reads or writes the process environment
+(`tests/test_config_only.py`): the server's settings through `Config.from_env`; the few
+values wanted where no `Config` is at hand through the functions below (the environment
+the outbound `{{NAME}}` templates resolve in, a child process's environment, the pid of
+`svc serve`); and `export`, by which `svc serve` hands its options and shared files to
+the Granian workers it forks (their app factory reads them back with `Config.from_env`:
+the environment is the one channel Granian passes to a worker's factory).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ALL_APIS = frozenset({"graphql", "metadata", "config", "pgdump"})
@@ -97,6 +107,75 @@ def experimental_features(env: dict[str, str] | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in named if f in EXPERIMENTAL_FEATURES))
 
 
+def process_environment() -> Mapping[str, str]:
+    """The process environment as it is now (read-only use): outbound URL templates and
+    `value_from_env` headers resolve the names metadata gives in it when a call is made
+    (`svc.outbound.templates`)."""
+    return os.environ
+
+
+def env_value(name: str) -> str | None:
+    """The value of variable `name`, None when unset: the CLI's argument defaults
+    (`SVC_GRAPHQL_ENDPOINT`, `SVC_GRAPHQL_DATABASE_URL`, ...) and the C library's tuning
+    (`MALLOC_MMAP_THRESHOLD_`), read before a `Config` exists."""
+    return os.environ.get(name)
+
+
+def child_environment(drop_prefix: str = "") -> dict[str, str]:
+    """A copy of the process environment for a child process (pg_dump, the embedded
+    Postgres's binaries), without the variables starting with `drop_prefix` (if given)."""
+    return {k: v for k, v in os.environ.items() if not drop_prefix or not k.startswith(drop_prefix)}
+
+
+def export(name: str, value: str, *, default_only: bool = False) -> None:
+    """Set variable `name` for this process and the workers it starts (`svc serve`);
+    `default_only`: only when it is unset (a value the operator gave wins)."""
+    if default_only:
+        os.environ.setdefault(name, value)
+    else:
+        os.environ[name] = value
+
+
+SERVE_PID_ENV = "SVC_GRAPHQL_SERVE_PID"
+
+
+def serve_pid() -> int | None:
+    """The pid of the `svc serve` this process is (or was) a worker of, from
+    `SVC_GRAPHQL_SERVE_PID`, which `svc serve` exports before Granian forks; None
+    elsewhere (`svc.server.lifecycle`)."""
+    value = os.environ.get(SERVE_PID_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
+REMOTE_SCHEMA_PERMISSIONS_ENV = "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS"
+
+
+def remote_schema_permissions() -> bool:
+    """Whether remote schema permissions apply (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`
+    true), read when a schema is built or a remote call is made
+    (`svc.schema.remote_merge.permissions_enabled`)."""
+    return os.environ.get(REMOTE_SCHEMA_PERMISSIONS_ENV, "").lower() in ("true", "1", "yes")
+
+
+ASYNC_ACTIONS_LOCK_TIMEOUT_ENV = "SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT"
+
+
+def async_actions_lock_timeout(default: float) -> float:
+    """Seconds before an async-action call's lock, not renewed, is stale
+    (`SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT`; unset or empty: `default`); read when the
+    worker spec is built (`svc.api.actions.async_calls`)."""
+    return float(os.environ.get(ASYNC_ACTIONS_LOCK_TIMEOUT_ENV) or default)
+
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def multiprocess_dir() -> str | None:
+    """`PROMETHEUS_MULTIPROC_DIR` (prometheus-client's multiprocess folder), None when
+    unset or empty (`svc.server.metrics`, `svc.server.metrics_folder`)."""
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
 LOG_LEVELS = ("debug", "info", "warn", "error")
 
 
@@ -177,6 +256,14 @@ class Config:
     metrics_secret: str = ""
     log_level: str = "info"
     enable_console: bool = False
+    # Websockets (`svc.server.ws_session.WsSettings`): seconds between keep-alive
+    # messages, seconds graphql-transport-ws waits for `connection_init` (the reference's
+    # defaults) and operations running at once per connection.
+    websocket_keepalive: float = 5.0
+    websocket_init_timeout: float = 3.0
+    websocket_max_operations: int = 1000
+    # Granian's interface `svc serve` starts (`asgi`, or `rsgi` for HTTP-only serving).
+    server_interface: str = "asgi"
     # Event delivery (issue 14; svc/workers/events.py): seconds between claims once the
     # queue is drained, events claimed at once, deliveries in flight, seconds before a
     # lock not renewed is stale (its process died) and the event is claimed again.
@@ -244,6 +331,12 @@ class Config:
             "events_http_pool_size": _positive(e, "SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE", 100),
             "events_lock_timeout": _seconds(e, "SVC_GRAPHQL_EVENTS_LOCK_TIMEOUT", 60.0),
             "events_retention": _seconds(e, "SVC_GRAPHQL_EVENTS_RETENTION", 0.0),
+            "websocket_keepalive": float(e.get("SVC_GRAPHQL_WEBSOCKET_KEEPALIVE") or 5.0),
+            "websocket_init_timeout": float(
+                e.get("SVC_GRAPHQL_WEBSOCKET_CONNECTION_INIT_TIMEOUT") or 3.0
+            ),
+            "websocket_max_operations": int(e.get("SVC_GRAPHQL_WEBSOCKET_MAX_OPERATIONS") or 1000),
+            "server_interface": e.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower(),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from typing import Any
 from svc import logs
 from svc.cli import events as events_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
+from svc.config import SERVE_PID_ENV, env_value, export
 from svc.session_vars import ADMIN_ROLE
 from svc.version import VERSION
 
@@ -38,14 +39,14 @@ def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         c = commands.add_parser(name, help=text)
         c.add_argument(
             "--endpoint",
-            default=os.environ.get("SVC_GRAPHQL_ENDPOINT"),
-            required="SVC_GRAPHQL_ENDPOINT" not in os.environ,
+            default=env_value("SVC_GRAPHQL_ENDPOINT"),
+            required=env_value("SVC_GRAPHQL_ENDPOINT") is None,
             help="server base URL, e.g. http://localhost:8080 (SVC_GRAPHQL_ENDPOINT)",
         )
         c.add_argument("--dir", required=True, type=Path, help="the metadata directory")
         c.add_argument(
             "--admin-secret",
-            default=os.environ.get("SVC_GRAPHQL_ADMIN_SECRET"),
+            default=env_value("SVC_GRAPHQL_ADMIN_SECRET"),
             help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)",
         )
 
@@ -55,8 +56,8 @@ def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--dir", required=True, type=Path, help="the metadata directory (config v2)")
     p.add_argument(
         "--database-url",
-        default=os.environ.get("SVC_GRAPHQL_DATABASE_URL"),
-        required="SVC_GRAPHQL_DATABASE_URL" not in os.environ,
+        default=env_value("SVC_GRAPHQL_DATABASE_URL"),
+        required=env_value("SVC_GRAPHQL_DATABASE_URL") is None,
         help="Postgres URL to introspect (SVC_GRAPHQL_DATABASE_URL)",
     )
     p.add_argument("--print-schema", metavar="ROLE", help="print the GraphQL SDL of ROLE")
@@ -107,7 +108,7 @@ def _fixed_mmap_threshold() -> None:
     request texts stay in the heap: 300 requests with distinct 1 MB literals left each
     worker ~30 MB larger than with the threshold fixed (ARCHITECTURE.md "Serving"). Not
     glibc, or `MALLOC_MMAP_THRESHOLD_` set: nothing."""
-    if os.environ.get("MALLOC_MMAP_THRESHOLD_") or not sys.platform.startswith("linux"):
+    if env_value("MALLOC_MMAP_THRESHOLD_") or not sys.platform.startswith("linux"):
         return
     import contextlib
     import ctypes
@@ -158,7 +159,7 @@ def serve(args: argparse.Namespace) -> int:
     config = Config.from_env()
     # Workers recognise their parent by this (svc.server.lifecycle): only workers of
     # `svc serve` take part in its bounded shutdown.
-    os.environ["SVC_GRAPHQL_SERVE_PID"] = str(os.getpid())
+    export(SERVE_PID_ENV, str(os.getpid()))
     server: Any = None
     signals = ShutdownSignals(
         config.graceful_shutdown_timeout,
@@ -175,15 +176,15 @@ def serve(args: argparse.Namespace) -> int:
             embedded = _start_embedded(args)
         if signals.early:  # SIGINT/SIGTERM while the embedded Postgres started
             return 0
-        problem = _database_problem(os.environ.get("SVC_GRAPHQL_DATABASE_URL", ""))
+        problem = _database_problem(env_value("SVC_GRAPHQL_DATABASE_URL") or "")
         if problem:
             print(f"svc: cannot connect to Postgres: {problem}", file=sys.stderr, flush=True)
             return 1
         version_file = shared_version.create()
-        os.environ[shared_version.ENV_VAR] = str(version_file)
+        export(shared_version.ENV_VAR, str(version_file))
         # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
         rate_file = create_rate_file()
-        os.environ["SVC_GRAPHQL_RATE_LIMIT_FILE"] = rate_file
+        export("SVC_GRAPHQL_RATE_LIMIT_FILE", rate_file)
         metrics_dir = metrics_folder.create()  # /v1/metrics across workers (issue 18)
         for line in _banner(config):
             print(f"svc: {line}", flush=True)
@@ -212,7 +213,7 @@ def _banner(config: Any) -> list[str]:
     console's URL (or how to turn the console on)."""
     shown = "localhost" if config.host in ("0.0.0.0", "::", "") else config.host
     base = f"http://{shown}:{config.port}"
-    interface = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower()
+    interface = config.server_interface
     lines = [
         f"serving on http://{config.host}:{config.port} ({interface} interface, "
         f"{config.workers} worker{'s' if config.workers != 1 else ''}); "
@@ -238,8 +239,8 @@ def _start_embedded(args: argparse.Namespace) -> Any:
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
     embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
-    os.environ["SVC_GRAPHQL_DATABASE_URL"] = embedded.start()
-    os.environ.setdefault("SVC_GRAPHQL_ENABLE_CONSOLE", "true")  # issue 18: zero setup
+    export("SVC_GRAPHQL_DATABASE_URL", embedded.start())
+    export("SVC_GRAPHQL_ENABLE_CONSOLE", "true", default_only=True)  # issue 18: zero setup
     print(f"svc: embedded Postgres at {embedded.url}", flush=True)
     return embedded
 
@@ -251,7 +252,7 @@ def _granian(config: Any) -> Any:
 
     from svc.cli.shutdown import kill_timeout
 
-    asgi = os.environ.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower() != "rsgi"
+    asgi = config.server_interface != "rsgi"
     return Granian(
         # ASGI by default: the interface that serves every client (ARCHITECTURE.md
         # "Serving"); RSGI is an explicit choice for HTTP-only deployments.

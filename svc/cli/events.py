@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from typing import Any
+
+from svc.config import env_value
 
 DAY = 86400.0
 
@@ -21,8 +22,8 @@ def add_parser(sub: Any) -> None:
     c = commands.add_parser("cleanup", help="delete delivered and errored events")
     c.add_argument(
         "--database-url",
-        default=os.environ.get("SVC_GRAPHQL_DATABASE_URL"),
-        required="SVC_GRAPHQL_DATABASE_URL" not in os.environ,
+        default=env_value("SVC_GRAPHQL_DATABASE_URL"),
+        required=env_value("SVC_GRAPHQL_DATABASE_URL") is None,
         help="Postgres URL (SVC_GRAPHQL_DATABASE_URL)",
     )
     c.add_argument(

@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
+
+from svc.config import export
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,4 +265,4 @@ def export_serve_options(args: argparse.Namespace) -> None:
     for opt in SERVE_OPTIONS:
         value = getattr(args, opt.dest, None)
         if opt.env is not None and value is not None:
-            os.environ[opt.env] = str(value).lower() if isinstance(value, bool) else str(value)
+            export(opt.env, str(value).lower() if isinstance(value, bool) else str(value))

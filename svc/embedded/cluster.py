@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from svc.config import child_environment
 from svc.embedded.account import SUPERUSER, Account, chown_tree, current_account
 from svc.embedded.binaries import find_postgres_bindir, server_major, wheel_bindir
 from svc.embedded.processes import (
@@ -307,7 +308,7 @@ class EmbeddedPostgres:
         """Run a Postgres binary from the bindir as the Postgres account."""
         assert self._account is not None and self._bindir is not None
         cmd = [*self._account.prefix, str(self._bindir / args[0]), *args[1:]]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env = child_environment(drop_prefix="PG")
         try:
             return subprocess.run(
                 cmd,

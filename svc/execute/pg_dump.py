@@ -16,12 +16,12 @@ value), its password through `PGPASSWORD` rather than the argument vector.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from svc.config import child_environment
 from svc.embedded import find_postgres_bindir
 from svc.errors import ErrorCode, SvcError
 
@@ -173,7 +173,7 @@ def clean(text: str) -> str:
 def _connection(database_url: str) -> tuple[str, dict[str, str]]:
     """(`database_url` without its password, the server's environment with `PGPASSWORD`
     set to it): the password stays out of the process list."""
-    env = dict(os.environ)
+    env = child_environment()
     parts = urlsplit(database_url)
     if parts.scheme not in ("postgres", "postgresql") or parts.password is None:
         return database_url, env

@@ -53,7 +53,7 @@ def resolve_headers(
     confs: Iterable[HeaderConf], env: Mapping[str, str] | None = None
 ) -> list[tuple[str, str]]:
     """`(name, value)` per configured header, in order, values read from `env` (default
-    `os.environ`) now. Raises SvcError 400 `not-found` "environment variable 'X' not set"
+    the process environment) now. Raises SvcError 400 `not-found` "environment variable 'X' not set"
     for a `value_from_env`, 400 `unexpected` "Value for environment variables not found:
     …" for a `value` template (Hasura `makeHeadersFromConf`)."""
     out: list[tuple[str, str]] = []

@@ -14,13 +14,13 @@ Rules and messages are the reference's (Hasura v2 `Data.URL.Template`,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 from lark import Lark, Token
 
+from svc.config import process_environment
 from svc.errors import ErrorCode, SvcError
 from svc.grammars import load
 
@@ -44,10 +44,10 @@ class Template:
         return tuple(p.name for p in self.parts if isinstance(p, Variable))
 
     def render(self, env: Mapping[str, str] | None = None) -> str:
-        """The text with every variable replaced by its value in `env` (default
-        `os.environ`). Raises SvcError 400 `unexpected` "Value for environment variables
+        """The text with every variable replaced by its value in `env` (default the
+        process environment). Raises SvcError 400 `unexpected` "Value for environment variables
         not found: A, B" naming every missing variable (Hasura `renderURLTemplate`)."""
-        values = os.environ if env is None else env
+        values = process_environment() if env is None else env
         out: list[str] = []
         missing: list[str] = []
         for part in self.parts:
@@ -93,11 +93,11 @@ def render_template(text: str, env: Mapping[str, str] | None = None) -> str:
 
 
 def env_value(name: str, env: Mapping[str, str] | None = None) -> str:
-    """The value of environment variable `name` (in `env`, default `os.environ`).
+    """The value of environment variable `name` (in `env`, default the process environment).
 
     Raises SvcError 400 `not-found` "environment variable '<name>' not set" (Hasura
     `getEnv`, `makeHeadersFromConf`)."""
-    values = os.environ if env is None else env
+    values = process_environment() if env is None else env
     value = values.get(name)
     if value is None:
         raise SvcError(ErrorCode.NOT_FOUND, f"environment variable '{name}' not set")

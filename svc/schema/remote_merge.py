@@ -15,7 +15,6 @@ for every merge, so each role's schema owns its objects.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from graphql import (
@@ -36,6 +35,7 @@ from graphql import (
     is_object_type,
 )
 
+from svc.config import remote_schema_permissions
 from svc.ir.role_view import remote_access
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
@@ -47,13 +47,13 @@ from svc.schema.remote_registry import lookup
 
 REMOTE_INFO = FieldInfo("remote_schema")
 REMOTE_REL_INFO = FieldInfo("remote_relationship")
-PERMISSIONS_ENV = "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS"
 
 
 def permissions_enabled() -> bool:
     """Whether remote schema permissions apply (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`
-    true): then a role other than admin sees only the remotes it has a permission on."""
-    return os.environ.get(PERMISSIONS_ENV, "").lower() in ("true", "1", "yes")
+    true; `svc.config.remote_schema_permissions`): then a role other than admin sees only
+    the remotes it has a permission on."""
+    return remote_schema_permissions()
 
 
 def _retype(t: Any, swap: dict[str, GraphQLNamedType]) -> Any:

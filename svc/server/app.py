@@ -184,7 +184,7 @@ class App:
         # Requests being answered: cancelled when a `svc serve` shutdown's grace period ends.
         self.in_flight = InFlight()
         # Websocket connections (issue 13): closed with 1001 when the worker stops.
-        self.ws = WsContext(self.auth, self._subscriber, WsSettings.from_env(config))
+        self.ws = WsContext(self.auth, self._subscriber, WsSettings.of(config))
         self.metrics = Metrics(self)  # /v1/metrics (issue 18)
         # Requests watched for their client going away once they run long enough.
         self.sweeper = Sweeper()

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import Any
 
-from svc.config import SHUTDOWN_CANCEL_SIGNAL
+from svc.config import SHUTDOWN_CANCEL_SIGNAL, serve_pid
 from svc.errors import ErrorCode, SvcError
 
 #: Seconds the engine's shutdown (closing the connection pools) may take in a worker.
@@ -53,8 +53,7 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 def serve_parent() -> int | None:
     """The pid of the `svc serve` this process is (or was, if it died) a worker of, from
     `SVC_GRAPHQL_SERVE_PID`, which `svc serve` sets before Granian forks; None elsewhere."""
-    value = os.environ.get("SVC_GRAPHQL_SERVE_PID", "")
-    return int(value) if value.isdigit() else None
+    return serve_pid()
 
 
 #: The answer to a request cancelled at the end of the grace period (HTTP 503).

@@ -54,6 +54,7 @@ from prometheus_client import (
     values,
 )
 
+from svc.config import multiprocess_dir
 from svc.errors import ErrorCode, SvcError
 from svc.server.metric_labels import GRAPHQL_ENDPOINTS, endpoint_label, error_code
 from svc.timings import listen
@@ -61,7 +62,7 @@ from svc.timings import listen
 if TYPE_CHECKING:
     from svc.server.app import App, Request
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
 SAMPLE_SECONDS = 2.0
 QUEUE_READ_SECONDS = 2.0
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -73,7 +74,7 @@ BUILD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 def _multiprocess_dir() -> str | None:
     """`PROMETHEUS_MULTIPROC_DIR` when it names a folder; multiprocess values are then
     switched on even if prometheus-client was imported before the variable was set."""
-    folder = os.environ.get(MULTIPROC_ENV)
+    folder = multiprocess_dir()
     if not folder or not os.path.isdir(folder):
         return None
     if values.ValueClass is values.MutexValue:

@@ -11,18 +11,20 @@ import shutil
 import tempfile
 from pathlib import Path
 
-ENV_VAR = "PROMETHEUS_MULTIPROC_DIR"
+from svc.config import MULTIPROC_ENV, export, multiprocess_dir
+
+ENV_VAR = MULTIPROC_ENV
 
 
 def create() -> Path | None:
     """A new private folder (in /dev/shm when present: the values are written on every
     request), exported as `PROMETHEUS_MULTIPROC_DIR`; None when the variable is already
     set (the operator chose a folder, which is then left alone). Raises OSError."""
-    if os.environ.get(ENV_VAR):
+    if multiprocess_dir():
         return None
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     folder = Path(tempfile.mkdtemp(prefix="svc-metrics-", dir=base))
-    os.environ[ENV_VAR] = str(folder)
+    export(ENV_VAR, str(folder))
     return folder
 
 

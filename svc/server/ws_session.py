@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,14 +68,14 @@ class WsSettings:
     max_operations: int = 1000
 
     @classmethod
-    def from_env(cls, config: Config, env: dict[str, str] | None = None) -> WsSettings:
-        """Settings from `SVC_GRAPHQL_WEBSOCKET_*` and `config.max_body_size`."""
-        e = os.environ if env is None else env
+    def of(cls, config: Config) -> WsSettings:
+        """Settings from `config` (its `SVC_GRAPHQL_WEBSOCKET_*` values and
+        `max_body_size`)."""
         return cls(
-            float(e.get("SVC_GRAPHQL_WEBSOCKET_KEEPALIVE") or 5.0),
-            float(e.get("SVC_GRAPHQL_WEBSOCKET_CONNECTION_INIT_TIMEOUT") or 3.0),
+            config.websocket_keepalive,
+            config.websocket_init_timeout,
             config.max_body_size,
-            int(e.get("SVC_GRAPHQL_WEBSOCKET_MAX_OPERATIONS") or 1000),
+            config.websocket_max_operations,
         )
 
 

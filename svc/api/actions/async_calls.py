@@ -13,13 +13,13 @@ variables equal its own (else null), as in the reference.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
 from svc.catalog.action_log import INSERT_CALL_SQL, READ_CALL_SQL
+from svc.config import async_actions_lock_timeout
 from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.session_vars import ADMIN_ROLE, is_admin, session_json
@@ -32,7 +32,6 @@ from .output import BadOutput, check
 _encode = msgspec.json.encode
 # Seconds after which a call held by a process that stopped renewing its claim (killed)
 # is claimed again by another; README "Actions".
-LOCK_TIMEOUT_ENV = "SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT_S = 60.0
 
 
@@ -80,7 +79,7 @@ def worker_spec(db: Database, state_of: StateOf) -> WorkerSpec:
     async def deliver(row: dict[str, Any]) -> Any:
         return await _deliver(await state_of(), row)
 
-    lock_timeout = float(os.environ.get(LOCK_TIMEOUT_ENV) or DEFAULT_LOCK_TIMEOUT_S)
+    lock_timeout = async_actions_lock_timeout(DEFAULT_LOCK_TIMEOUT_S)
     return async_action_spec(db, deliver, _text, lock_timeout)
 
 
