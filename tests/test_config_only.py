@@ -14,15 +14,17 @@ NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 def environment_uses(source: str) -> list[int]:
     """Lines of `source` naming `os.environ`, `getenv` and the like (as an attribute, a
     bare name or an imported name)."""
-    lines: list[int] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr in NAMES:
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id in NAMES:
-            lines.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and any(a.name in NAMES for a in node.names):
-            lines.append(node.lineno)
-    return lines
+    return [node.lineno for node in ast.walk(ast.parse(source)) if _names_environment(node)]
+
+
+def _names_environment(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in NAMES
+    if isinstance(node, ast.Name):
+        return node.id in NAMES
+    if isinstance(node, ast.ImportFrom):
+        return any(a.name in NAMES for a in node.names)
+    return False
 
 
 def test_only_config_touches_the_environment() -> None:

@@ -30,7 +30,7 @@ from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.build import Planner
 from svc.plan.nodes import Aggregate, And, ColumnField, Compare, QueryPlan, RootField, Rows, Select
-from svc.schema.info import FieldInfo
+from svc.schema.info import FieldInfo, FieldKind
 
 KEY = "__svc_key"  # the join value each grouped row carries (removed before answering)
 WINDOW_ARGS = ("limit", "offset", "distinct_on")
@@ -52,7 +52,7 @@ class Hole:
         return rel
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> FieldKind:
         """`action_rel` or `action_agg` (`<name>_aggregate`)."""
         info: FieldInfo = self.field.extensions["svc"]
         return info.kind
@@ -65,7 +65,7 @@ class Hole:
     @property
     def empty_answer(self) -> Any:
         """What an empty hole answers: null (object, aggregate), `[]` (array)."""
-        if self.kind == "action_agg":
+        if self.kind == FieldKind.ACTION_AGG:
             return None
         return None if self.relationship.kind == "object" else []
 
@@ -122,7 +122,7 @@ def plan_relations(
 
 def _groupable(planner: Planner, hole: Hole) -> bool:
     rel = hole.relationship
-    if len(rel.mapping) != 1 or hole.kind == "action_agg":
+    if len(rel.mapping) != 1 or hole.kind == FieldKind.ACTION_AGG:
         return False
     if rel.kind == "object":
         return True
@@ -151,13 +151,13 @@ def _single(planner: Planner, table: Table, hole: Hole) -> Select | Aggregate:
         Compare(column, "_eq", planner._param(hole.parent[f], table, column))
         for f, column in rel.mapping
     )
-    if rel.kind == "object" and hole.kind != "action_agg":
+    if rel.kind == "object" and hole.kind != FieldKind.ACTION_AGG:
         where = And((planner.permission_filter(table), *joined))
         return Select(Rows(table.name, where), planner._fields(table, hole.field, hole.nodes), True)
     args = planner._args(hole.field, hole.nodes[0])
     rows = planner._rows(table, args)
     rows = replace(rows, where=And((rows.where, *joined)))
-    if hole.kind == "action_agg":
+    if hole.kind == FieldKind.ACTION_AGG:
         return Aggregate(rows, planner._agg_fields(table, hole.field, hole.nodes))
     return Select(rows, planner._fields(table, hole.field, hole.nodes))
 

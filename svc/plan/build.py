@@ -62,7 +62,7 @@ from svc.plan.permissions import filter_exp, operator_exp
 from svc.plan.stream import plan_stream
 from svc.plan.values import ValueReader
 from svc.schema.build import schema_view
-from svc.schema.info import FieldInfo
+from svc.schema.info import FieldInfo, FieldKind
 
 ORDER_DIRECTIONS = {
     "asc": (False, False),
@@ -130,14 +130,14 @@ class Planner:
             fn = info.function
             call = self.call(fn.name, fn.args, fn.arg_order, args.get("args"))
             rows = self._rows(table, args, call)
-            if info.kind == "function_aggregate":
+            if info.kind == FieldKind.FUNCTION_AGGREGATE:
                 return Aggregate(rows, self._agg_fields(table, field, nodes))
             return Select(rows, self._fields(table, field, nodes), single=not fn.returns_set)
-        if info.kind == "select":
+        if info.kind == FieldKind.SELECT:
             return Select(self._rows(table, args), self._fields(table, field, nodes))
-        if info.kind == "select_aggregate":
+        if info.kind == FieldKind.SELECT_AGGREGATE:
             return Aggregate(self._rows(table, args), self._agg_fields(table, field, nodes))
-        if info.kind == "select_by_pk":
+        if info.kind == FieldKind.SELECT_BY_PK:
             where = And(
                 tuple(
                     Compare(c, "_eq", self._param(args[table.column_map[c].gql_name], table, c))
@@ -146,7 +146,7 @@ class Planner:
             )
             rows = Rows(table.name, self._restricted(table, where))
             return Select(rows, self._fields(table, field, nodes), single=True)
-        if info.kind == "select_stream":
+        if info.kind == FieldKind.SELECT_STREAM:
             return plan_stream(self, table, args, self._fields(table, field, nodes))
         raise SvcError("not-supported", f"root field kind {info.kind} is not supported yet")
 
@@ -402,7 +402,7 @@ class Planner:
         return tuple(out)
 
     def _field(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Field:
-        if info.kind == "column":
+        if info.kind == FieldKind.COLUMN:
             col = info.column
             assert col is not None
             args = self._args(field, nodes[0])
@@ -428,17 +428,17 @@ class Planner:
         target = info.table
         assert rel is not None and target is not None
         args = self._args(field, nodes[0])
-        if info.kind == "object_rel":
+        if info.kind == FieldKind.OBJECT_REL:
             rows = Rows(target.name, self.permission_filter(target))
             sel = Select(rows, self._fields(target, field, nodes), single=True)
-        elif info.kind == "array_rel":
+        elif info.kind == FieldKind.ARRAY_REL:
             sel = Select(self._rows(target, args), self._fields(target, field, nodes))
         else:
             return RelField(
                 rel.mapping,
                 Aggregate(self._rows(target, args), self._agg_fields(target, field, nodes)),
             )
-        return RelField(rel.mapping, sel, rel.unique and info.kind == "object_rel")
+        return RelField(rel.mapping, sel, rel.unique and info.kind == FieldKind.OBJECT_REL)
 
     def _agg_fields(
         self, table: Table, field: Any, nodes: list[FieldNode]

@@ -32,7 +32,7 @@ from svc.plan.nodes import (
     VarRef,
 )
 from svc.plan.permissions import filter_exp
-from svc.schema.info import FieldInfo
+from svc.schema.info import FieldInfo, FieldKind
 from svc.session_vars import is_session_variable
 
 UPDATE_OPS = (
@@ -160,22 +160,22 @@ class MutationPlanner(Planner):
             return MutationRoot(alias, (), table, query.single, query=query)
         args = self._args(field, nodes[0])
         kind = info.kind
-        if kind in ("insert", "insert_one"):
-            objects = args.get("objects") if kind == "insert" else [args.get("object")]
+        if kind in (FieldKind.INSERT, FieldKind.INSERT_ONE):
+            objects = args.get("objects") if kind == FieldKind.INSERT else [args.get("object")]
             write: Insert | Update | Delete = self._insert(
                 table, self.reader.concrete(objects) or [], args.get("on_conflict")
             )
-            return self._answer(alias, (write,), table, field, nodes, kind == "insert_one")
-        if kind == "update_many":
+            return self._answer(alias, (write,), table, field, nodes, kind == FieldKind.INSERT_ONE)
+        if kind == FieldKind.UPDATE_MANY:
             updates = self.reader.concrete(args.get("updates")) or []
             writes = tuple(
                 self._update(table, u, self.bool_exp(table, u.get("where"))) for u in updates
             )
             return self._answer(alias, writes, table, field, nodes, False, many=True)
-        if kind in ("update", "update_by_pk"):
+        if kind in (FieldKind.UPDATE, FieldKind.UPDATE_BY_PK):
             where = (
                 self.bool_exp(table, args.get("where"))
-                if kind == "update"
+                if kind == FieldKind.UPDATE
                 else self._pk_where(table, self.reader.concrete(args.get("pk_columns")) or {})
             )
             return self._answer(
@@ -184,12 +184,12 @@ class MutationPlanner(Planner):
                 table,
                 field,
                 nodes,
-                kind == "update_by_pk",
+                kind == FieldKind.UPDATE_BY_PK,
             )
-        if kind == "delete":
+        if kind == FieldKind.DELETE:
             write = self._delete(table, self.bool_exp(table, args.get("where")))
             return self._answer(alias, (write,), table, field, nodes, False)
-        if kind == "delete_by_pk":
+        if kind == FieldKind.DELETE_BY_PK:
             write = self._delete(table, self._pk_where(table, args))
             return self._answer(alias, (write,), table, field, nodes, True)
         raise SvcError("not-supported", f"mutation field kind {kind} is not supported")

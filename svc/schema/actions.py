@@ -30,7 +30,7 @@ from graphql import (
 
 from svc.ir.actions import ObjectRelationship, ResolvedAction, base_name, parse_gql_type
 from svc.metadata.action_model import CustomTypes, ObjectType
-from svc.schema.info import FieldInfo
+from svc.schema.info import FieldInfo, FieldKind
 
 ASYNC_FIELDS = ("id", "created_at", "errors", "output")
 
@@ -68,7 +68,7 @@ class ActionTypes:
                 if d.asynchronous
                 else self.type_of(resolved.output)
             )
-            extensions = {"svc": FieldInfo("action"), "action": resolved}
+            extensions = {"svc": FieldInfo(FieldKind.ACTION), "action": resolved}
             out[resolved.name] = self.t.field(
                 output, args, resolved.action.comment or None, extensions
             )
@@ -89,7 +89,7 @@ class ActionTypes:
 
         obj = b._memo(name, lambda: self.t.object_type(name, fields, None))
         args = {"id": self.t.argument(b.nn(b.scalar("uuid")))}
-        extensions = {"svc": FieldInfo("action_result"), "action": resolved}
+        extensions = {"svc": FieldInfo(FieldKind.ACTION_RESULT), "action": resolved}
         found: GraphQLField = self.t.field(obj, args, None, extensions)
         return found
 
@@ -156,13 +156,13 @@ class ActionTypes:
         if table is None:
             return {}
         if rel.kind == "object":
-            ext = {"svc": FieldInfo("action_rel", table=table), "action_rel": rel}
+            ext = {"svc": FieldInfo(FieldKind.ACTION_REL, table=table), "action_rel": rel}
             return {rel.name: self.t.field(b.object_type(table), None, None, ext)}
         args = b.select_args(table)
-        ext = {"svc": FieldInfo("action_rel", table=table), "action_rel": rel}
+        ext = {"svc": FieldInfo(FieldKind.ACTION_REL, table=table), "action_rel": rel}
         out = {rel.name: self.t.field(b.rows(b.object_type(table)), args, None, ext)}
         if b.aggregations(table):
-            agg = {"svc": FieldInfo("action_agg", table=table), "action_rel": rel}
+            agg = {"svc": FieldInfo(FieldKind.ACTION_AGG, table=table), "action_rel": rel}
             out[f"{rel.name}_aggregate"] = self.t.field(
                 b.nn(b.aggregate_type(table)), args, None, agg
             )

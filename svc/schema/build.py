@@ -52,7 +52,7 @@ from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
 from svc.schema.agg_bool_exp import aggregate_fields
-from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo
+from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, plain_names
@@ -91,7 +91,7 @@ UNORDERED_TYPES = frozenset(
     }
 )
 # The `extensions` of `x_aggregate_fields.<op>`, one per operator.
-AGG_OP = {op: _info("agg_op", op=op) for op in ALL_AGG_OPS}
+AGG_OP = {op: _info(FieldKind.AGG_OP, op=op) for op in ALL_AGG_OPS}
 
 RECURSION_LIMIT = 20_000
 
@@ -296,14 +296,14 @@ class SchemaBuilder:
                 self.scalar(cf.scalar or "String"),
                 args,
                 description,
-                _info("computed_scalar", computed=cf),
+                _info(FieldKind.COMPUTED_SCALAR, computed=cf),
             )
         target = self.tables[cf.returns_table]
         return self.t.field(
             self.rows(self.object_type(target)),
             {**args, **self.select_args(target)},
             description,
-            _info("computed_set", computed=cf, table=target),
+            _info(FieldKind.COMPUTED_SET, computed=cf, table=target),
         )
 
     # -- per-table types ----------------------------------------------------------------
@@ -325,7 +325,9 @@ class SchemaBuilder:
         args: dict[str, GraphQLArgument] | None = None
         if column.type_name in ("json", "jsonb"):
             args = {"path": self.t.argument(GraphQLString, "JSON select path")}
-        return self.t.field(out, args, column.comment, {"svc": FieldInfo("column", column=column)})
+        return self.t.field(
+            out, args, column.comment, {"svc": FieldInfo(FieldKind.COLUMN, column=column)}
+        )
 
     def _object_fields(self, table: Table) -> dict[str, GraphQLField]:
         fields: dict[str, GraphQLField] = {}
@@ -342,7 +344,7 @@ class SchemaBuilder:
                     self._object_rel_type(rel, target),
                     None,
                     rel.comment or "An object relationship",
-                    _info("object_rel", table=target, relationship=rel),
+                    _info(FieldKind.OBJECT_REL, table=target, relationship=rel),
                 )
                 continue
             args = self.select_args(target)
@@ -350,14 +352,14 @@ class SchemaBuilder:
                 self.rows(self.object_type(target)),
                 args,
                 rel.comment or "An array relationship",
-                _info("array_rel", table=target, relationship=rel),
+                _info(FieldKind.ARRAY_REL, table=target, relationship=rel),
             )
             if self.aggregations(target):
                 fields[f"{rel.name}_aggregate"] = self.t.field(
                     self.nn(self.aggregate_type(target)),
                     args,
                     rel.comment or "An aggregate relationship",
-                    _info("array_agg", table=target, relationship=rel),
+                    _info(FieldKind.ARRAY_AGG, table=target, relationship=rel),
                 )
         return fields
 
@@ -587,7 +589,7 @@ class SchemaBuilder:
                     GraphQLFloat if as_float else scalar(c.scalar),
                     None,
                     None,
-                    {"svc": FieldInfo("agg_column", None, c, None, op)},
+                    {"svc": FieldInfo(FieldKind.AGG_COLUMN, None, c, None, op)},
                 )
                 for c in cols
             }
@@ -646,7 +648,7 @@ class SchemaBuilder:
                     self.rows(obj),
                     args,
                     f'fetch data from the table: "{table.name}"',
-                    _info("select", table=table),
+                    _info(FieldKind.SELECT, table=table),
                 ),
             )
         if "select_aggregate" in kinds:
@@ -657,7 +659,7 @@ class SchemaBuilder:
                     self.nn(self.aggregate_type(table)),
                     args,
                     f'fetch aggregated fields from the table: "{table.name}"',
-                    _info("select_aggregate", table=table),
+                    _info(FieldKind.SELECT_AGGREGATE, table=table),
                 ),
             )
         pk_args = self.pk_arguments(table) if "select_by_pk" in kinds else None
@@ -669,7 +671,7 @@ class SchemaBuilder:
                     obj,
                     pk_args,
                     f'fetch data from the table: "{table.name}" using primary key columns',
-                    _info("select_by_pk", table=table),
+                    _info(FieldKind.SELECT_BY_PK, table=table),
                 ),
             )
 
@@ -700,14 +702,14 @@ class SchemaBuilder:
                     self.object_type(table),
                     args,
                     description,
-                    _info("function", function=fn, table=table),
+                    _info(FieldKind.FUNCTION, function=fn, table=table),
                 )
                 continue
             fields[fn.gql_name] = t.field(
                 self.rows(self.object_type(table)),
                 {**args, **self.select_args(table)},
                 description,
-                _info("function", function=fn, table=table),
+                _info(FieldKind.FUNCTION, function=fn, table=table),
             )
             if exposed_as == "query" and self.aggregations(table):
                 fields[f"{fn.gql_name}_aggregate"] = t.field(
@@ -715,7 +717,7 @@ class SchemaBuilder:
                     {**args, **self.select_args(table)},
                     f'execute function "{fn.name}" and query aggregates on result '
                     f'of table type "{table.name}"',
-                    _info("function_aggregate", function=fn, table=table),
+                    _info(FieldKind.FUNCTION_AGGREGATE, function=fn, table=table),
                 )
         return fields
 

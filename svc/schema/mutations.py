@@ -23,7 +23,7 @@ from graphql import (
 )
 
 from svc.ir.model import Column, Table
-from svc.schema.info import AFFECTED_ROWS, RETURNING
+from svc.schema.info import AFFECTED_ROWS, RETURNING, FieldKind
 from svc.schema.info import info as _info
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ class MutationTypes:
                 self.response(table),
                 args,
                 f'insert data into the table: "{table.name}"',
-                _info("insert", table=table),
+                _info(FieldKind.INSERT, table=table),
             )
         }
         if one_row:
@@ -322,7 +322,7 @@ class MutationTypes:
                 b.object_type(table),
                 one,
                 f'insert a single row into the table: "{table.name}"',
-                _info("insert_one", table=table),
+                _info(FieldKind.INSERT_ONE, table=table),
             )
         return out
 
@@ -335,7 +335,7 @@ class MutationTypes:
                 self.response(table),
                 {**upd, "where": t.argument(b.nn(b.bool_exp(table)), UPDATE_WHERE)},
                 f'update data of the table: "{table.name}"',
-                _info("update", table=table),
+                _info(FieldKind.UPDATE, table=table),
             )
         }
         if has_pk:
@@ -343,7 +343,7 @@ class MutationTypes:
                 b.object_type(table),
                 {**upd, "pk_columns": t.argument(b.nn(self.pk_columns(table)))},
                 f'update single row of the table: "{table.name}"',
-                _info("update_by_pk", table=table),
+                _info(FieldKind.UPDATE_BY_PK, table=table),
             )
         out[rf.update_many] = t.field(
             t.list_of(self.response(table)),
@@ -353,7 +353,7 @@ class MutationTypes:
                 )
             },
             f'update multiples rows of table: "{table.name}"',
-            _info("update_many", table=table),
+            _info(FieldKind.UPDATE_MANY, table=table),
         )
         return out
 
@@ -365,7 +365,7 @@ class MutationTypes:
                 self.response(table),
                 {"where": t.argument(b.nn(b.bool_exp(table)), DELETE_WHERE)},
                 f'delete data from the table: "{table.name}"',
-                _info("delete", table=table),
+                _info(FieldKind.DELETE, table=table),
             )
         }
         if has_pk:
@@ -374,6 +374,6 @@ class MutationTypes:
                 b.object_type(table),
                 {c.gql_name: b.argument(b.nn(b.scalar(c.scalar))) for c in columns},
                 f'delete single row from the table: "{table.name}"',
-                _info("delete_by_pk", table=table),
+                _info(FieldKind.DELETE_BY_PK, table=table),
             )
         return out

@@ -40,13 +40,13 @@ from svc.ir.role_view import remote_access
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema import build as schema_build
-from svc.schema.info import FieldInfo
+from svc.schema.info import FieldInfo, FieldKind
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_permissions import role_schema
 from svc.schema.remote_registry import lookup
 
-REMOTE_INFO = FieldInfo("remote_schema")
-REMOTE_REL_INFO = FieldInfo("remote_relationship")
+REMOTE_INFO = FieldInfo(FieldKind.REMOTE_SCHEMA)
+REMOTE_REL_INFO = FieldInfo(FieldKind.REMOTE_RELATIONSHIP)
 
 
 def permissions_enabled() -> bool:
@@ -196,7 +196,7 @@ def _table_types(schema: GraphQLSchema) -> dict[Any, GraphQLObjectType]:
     root = schema.query_type
     for field in root.fields.values() if root else ():
         info = field.extensions.get("svc")
-        if isinstance(info, FieldInfo) and info.kind == "select" and info.table is not None:
+        if isinstance(info, FieldInfo) and info.kind == FieldKind.SELECT and info.table is not None:
             named = get_named_type(field.type)
             if isinstance(named, GraphQLObjectType):
                 out[info.table.name] = named

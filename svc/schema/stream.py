@@ -28,7 +28,7 @@ from graphql import GraphQLEnumType, GraphQLField, GraphQLInputObjectType, Graph
 
 from svc.config import experimental_features
 from svc.ir.model import Table
-from svc.schema.info import info
+from svc.schema.info import FieldKind, info
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
@@ -82,7 +82,7 @@ def stream_field(b: SchemaBuilder, table: Table) -> GraphQLField:
         b.rows(b.object_type(table)),
         args,
         f'fetch data from the table in a streaming manner: "{table.name}"',
-        info("select_stream", table=table),
+        info(FieldKind.SELECT_STREAM, table=table),
     )
 
 

@@ -26,6 +26,7 @@ from svc.execute.params import resolve
 from svc.outbound.forwarded import client_headers
 from svc.plan.action_rels import Hole, distribute, plan_relations
 from svc.plan.sources import query_source
+from svc.schema.info import FieldKind
 from svc.sql.render import render_query
 
 from . import async_calls, sync
@@ -61,7 +62,7 @@ async def action_root(
     """The answer of one action root field (sync call, async store or async read)."""
     resolved = field.extensions["action"]
     args = get_argument_values(field, nodes[0], variables)
-    if field.extensions["svc"].kind == "action_result":
+    if field.extensions["svc"].kind == FieldKind.ACTION_RESULT:
         row = await async_calls.read_call(service.db, args["id"], session, role)
         if row is None:
             return None
