@@ -33,7 +33,7 @@ from svc.api.remote_fetch import ensure as ensure_remotes
 from svc.api.response_cache import ResponseCache
 from svc.api.rest import RestRequest, RestResponse, run_rest
 from svc.api.shared_version import SharedVersion
-from svc.api.state import State, configure_plan_cache
+from svc.api.state import Resources, State
 from svc.api.stats import EngineStats, engine_stats, queue_counts
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
@@ -107,7 +107,6 @@ class Engine:
         checked the URL once already, so a wrong URL fails at once there). Raises the last
         `SvcError` `postgres-error` after that, OSError or ValueError when the counter
         file cannot be mapped."""
-        configure_plan_cache(config.plan_cache_bytes)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STARTUP_WAIT_S
         delay = 0.1
@@ -131,7 +130,7 @@ class Engine:
         shared = None
         try:
             await db.init_catalog()
-            state = await cls._load(db, config.infer_function_permissions)
+            state = await cls._load(db, Resources.of(config))
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
@@ -179,18 +178,18 @@ class Engine:
             self._shared = None
 
     @staticmethod
-    async def _load(db: Database, infer_functions: bool, previous: State | None = None) -> State:
+    async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
         async with db.transaction() as conn:
             text, version = await db.read_metadata(conn, lock=False)
             catalog = await db.introspect(conn)
         ir = previous.ir if previous is not None else None
         md = decode_metadata(text)
-        await ensure_remotes(md, refresh=True)  # issue 17: introspect remote schemas again
-        return State.build(version, md, catalog, infer_functions, ir)
+        await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes again
+        return State.build(version, md, catalog, resources, ir)
 
     @property
-    def _infer(self) -> bool:
-        return self.config.infer_function_permissions
+    def _resources(self) -> Resources:
+        return self.state.resources
 
     # -- sync ---------------------------------------------------------------------------
     async def on_version(self, version: int) -> None:
@@ -199,7 +198,7 @@ class Engine:
         if version > self.state.version:
             async with self._write_lock:
                 if version > self.state.version:
-                    loaded = await self._load(self.db, self._infer, self.state)
+                    loaded = await self._load(self.db, self._resources, self.state)
                     if loaded.version > self.state.version:  # never go back to an older one
                         self._install(loaded)
 
@@ -231,7 +230,7 @@ class Engine:
                 return  # a reload or write while we waited got there
             if target > self.state.version:
                 try:
-                    loaded = await self._load(self.db, self._infer, self.state)
+                    loaded = await self._load(self.db, self._resources, self.state)
                 except SvcError:
                     raise
                 except Exception as exc:  # asyncpg's or OSError: Postgres unreachable
@@ -266,7 +265,9 @@ class Engine:
         if body.type in READ_ONLY:
             state = await self.current_state()
             async with self.db.transaction(reset=True) as conn:
-                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir, role)
+                ctx = Context(
+                    self.db, conn, state.metadata, state.catalog, state.ir, role, state.remotes
+                )
                 ctx.session = session
                 ctx.resource_version = state.version
                 return await run_operation(ctx, body)
@@ -277,7 +278,7 @@ class Engine:
                 if version != state.version:
                     catalog = await self.db.introspect(conn)
                     md = decode_metadata(text)
-                    state = State.build(version, md, catalog, self._infer, state.ir)
+                    state = State.build(version, md, catalog, self._resources, state.ir)
                 if body.resource_version is not None and body.resource_version != version:
                     raise SvcError(
                         ErrorCode.CONFLICT,
@@ -286,7 +287,9 @@ class Engine:
                         status=409,
                         path="$",
                     )
-                ctx = Context(self.db, conn, state.metadata, state.catalog, state.ir, role)
+                ctx = Context(
+                    self.db, conn, state.metadata, state.catalog, state.ir, role, state.remotes
+                )
                 ctx.resource_version = version
                 ctx.session = session  # legacy writes set `svc.user` from it
                 result = await run_operation(ctx, body)
@@ -295,7 +298,7 @@ class Engine:
                         conn, encode_metadata(ctx.metadata).decode()
                     )
             if ctx.metadata_changed or ctx.schema_changed:
-                self._install(State(version, ctx.metadata, ctx.catalog, ctx.ir, self._infer))
+                self._install(State(version, ctx.metadata, ctx.catalog, ctx.ir, self._resources))
             elif state is not self.state:
                 self._install(state)
             return result

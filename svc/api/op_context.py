@@ -21,6 +21,7 @@ from svc.metadata.args import parse_args
 from svc.metadata.drop import drop_objects
 from svc.metadata.model import Metadata
 from svc.schema.names import new_schema_problem
+from svc.schema.remote_registry import RemoteRegistry
 
 SUCCESS = {"message": "success"}
 
@@ -45,6 +46,7 @@ class Context:
     catalog: DbCatalog
     ir: Ir
     role: str  # the acting role: the legacy `select` may run as another than admin
+    remotes: RemoteRegistry  # the engine's remote schema introspections (`State.remotes`)
     metadata_changed: bool = False
     schema_changed: bool = False
     resource_version: int = 0  # the stored document's version (Hasura's resource_version)

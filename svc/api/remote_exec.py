@@ -27,7 +27,6 @@ from svc.metadata.remote_schemas import find_remote
 from svc.outbound import forwarded
 from svc.plan.remote_fields import remote_document
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_registry import lookup
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
 
@@ -60,7 +59,7 @@ async def call_remote(
     custom = Customization.of(entry)
     back = None
     if custom is not None and schema is not None:
-        found = lookup(entry)
+        found = state.remotes.lookup(entry)
         types = [t["name"] for t in found.data["__schema"]["types"]] if found and found.data else []
         nodes, fragments, defs, back = translate_call(
             schema,

@@ -3,8 +3,8 @@
 `introspect(entry)` asks the remote for its schema (graphql-core's introspection query,
 through `svc.api.remote_call`) and checks it as the reference does before it accepts a
 remote (interfaces implemented faithfully, unions of known object types; Hasura
-`RemoteSchema/SchemaCache` messages), raising 400 `remote-schema-error`. `ensure(md)`
-fills `svc.schema.remote_registry` for every remote of a document, recording a remote
+`RemoteSchema/SchemaCache` messages), raising 400 `remote-schema-error`. `ensure(md, remotes)`
+fills a `RemoteRegistry` for every remote of a document, recording a remote
 that cannot be reached as an error (an inconsistent object), never raising.
 """
 
@@ -19,7 +19,7 @@ from svc.api.remote_call import post_graphql, request_headers
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
-from svc.schema.remote_registry import Introspected, lookup, record
+from svc.schema.remote_registry import Introspected, RemoteRegistry
 
 INTROSPECTION_QUERY = get_introspection_query(descriptions=True)
 
@@ -146,13 +146,15 @@ def _check_implements(obj: dict[str, Any], iface: dict[str, Any]) -> None:
                 )
 
 
-async def fetch(entry: RemoteSchema, timeout: float | None = None) -> Introspected:
-    """`entry`'s introspection recorded in the registry (an error recorded, not raised)."""
+async def fetch(
+    entry: RemoteSchema, remotes: RemoteRegistry, timeout: float | None = None
+) -> Introspected:
+    """`entry`'s introspection recorded in `remotes` (an error recorded, not raised)."""
     try:
         found = Introspected(await introspect(entry, timeout))
     except SvcError as exc:
         found = Introspected(None, exc.message)
-    record(entry, found)
+    remotes.record(entry, found)
     return found
 
 
@@ -162,15 +164,15 @@ async def fetch(entry: RemoteSchema, timeout: float | None = None) -> Introspect
 REFRESH_TIMEOUT_S = 10.0
 
 
-async def ensure(md: Metadata, *, refresh: bool = False) -> None:
+async def ensure(md: Metadata, remotes: RemoteRegistry, *, refresh: bool = False) -> None:
     """Introspect every remote of `md` not asked yet (all of them, each within
     `REFRESH_TIMEOUT_S`, with `refresh`), concurrently; failures are recorded as
     inconsistencies (`Introspected.error`)."""
-    todo = [e for e in remote_schemas(md) if refresh or lookup(e) is None]
+    todo = [e for e in remote_schemas(md) if refresh or remotes.lookup(e) is None]
     if todo:
         await asyncio.gather(
             *(
-                fetch(e, min(e.definition.timeout, REFRESH_TIMEOUT_S) if refresh else None)
+                fetch(e, remotes, min(e.definition.timeout, REFRESH_TIMEOUT_S) if refresh else None)
                 for e in todo
             )
         )

@@ -42,7 +42,6 @@ from svc.metadata.remote_schemas import RemoteRelationship, find_remote
 from svc.outbound import forwarded
 from svc.plan.remote_fields import HIDDEN, rel_of, used_names
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_registry import lookup
 
 
 @dataclass
@@ -173,7 +172,7 @@ def _translation(state: Any, rel: RemoteRelationship, remote: Any) -> Target:
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
     custom = Customization.of(entry)
-    found = lookup(entry)
+    found = state.remotes.lookup(entry)
     if custom is None or found is None or found.data is None:
         return Target(remote, None)
     names = [t["name"] for t in found.data["__schema"]["types"]]

@@ -34,7 +34,7 @@ from svc.schema import build_schema
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
 from svc.schema.remote_permissions import check_subset
-from svc.schema.remote_registry import Introspected, lookup, record
+from svc.schema.remote_registry import Introspected
 from svc.session_vars import ADMIN_ROLE
 
 
@@ -64,7 +64,7 @@ def _check_customization(entry: rs.RemoteSchema) -> None:
 def _conflicts(ctx: Any, entry: rs.RemoteSchema, data: dict[str, Any]) -> None:
     """Refuse `entry` when its root fields or types clash with the schema so far."""
     current: GraphQLSchema = merge_remotes(
-        build_schema(ctx.ir, ADMIN_ROLE), ctx.metadata, ADMIN_ROLE
+        build_schema(ctx.ir, ADMIN_ROLE), ctx.metadata, ADMIN_ROLE, ctx.remotes
     )
     custom = Customization.of(entry)
     if custom is not None:
@@ -108,7 +108,7 @@ def _check_merged(ctx: Any, md: Metadata) -> None:
     renaming an interface's field in one implementing type only: refused here, the old
     metadata keeps serving, rather than every later request failing to build a schema."""
     try:
-        merged = merge_remotes(build_schema(ctx.ir, ADMIN_ROLE), md, ADMIN_ROLE)
+        merged = merge_remotes(build_schema(ctx.ir, ADMIN_ROLE), md, ADMIN_ROLE, ctx.remotes)
         errors: list[Exception] = list(validate_schema(merged))
     except (TypeError, ValueError, KeyError) as exc:
         errors = [exc]
@@ -127,7 +127,7 @@ async def add_remote_schema(ctx: Any, body: Any) -> Any:
     _check_customization(entry)
     data = await introspect(entry)
     _conflicts(ctx, entry, data)
-    record(entry, Introspected(data))
+    ctx.remotes.record(entry, Introspected(data))
     _check_merged(ctx, md)
     ctx.commit(md)
     return SUCCESS
@@ -141,7 +141,7 @@ async def update_remote_schema(ctx: Any, body: Any) -> Any:
     data = await introspect(entry)
     for perm in rs.find_remote(md, entry.name).permissions or ():  # type: ignore[union-attr]
         check_subset(str(perm.definition.get("schema", "")), data)
-    record(entry, Introspected(data))
+    ctx.remotes.record(entry, Introspected(data))
     _check_merged(ctx, md)
     ctx.commit(md)
     return SUCCESS
@@ -162,7 +162,7 @@ async def reload_remote_schema(ctx: Any, body: Any) -> Any:
             f"remote schema with name {body.args['name']} does not exist",
             path="$.args",
         )
-    await fetch(entry)
+    await fetch(entry, ctx.remotes)
     ctx.schema_changed = True
     return SUCCESS
 
@@ -197,7 +197,7 @@ async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
             path="$.args",
         )
     definition = body.args.get("definition") or {}
-    found = lookup(entry)
+    found = ctx.remotes.lookup(entry)
     if found is not None and found.data is not None:
         check_subset(str(definition.get("schema", "")), found.data)
     perms = rs.role_grants(entry)
@@ -223,9 +223,9 @@ async def drop_remote_schema_permissions(ctx: Any, body: Any) -> Any:
 async def _introspect(body: Any, ctx: Any, result: Any, *, refresh_arg: bool) -> Any:
     args = body.args if isinstance(body.args, dict) else {}
     refresh = refresh_arg and args.get("reload_remote_schemas") is True
-    await ensure(ctx.metadata, refresh=refresh)
+    await ensure(ctx.metadata, ctx.remotes, refresh=refresh)
     if refresh_arg and isinstance(result, dict) and "is_consistent" in result:
-        result["is_consistent"] = result["is_consistent"] and not _issues(ctx.metadata)
+        result["is_consistent"] = result["is_consistent"] and not _issues(ctx)
     return result
 
 
@@ -242,12 +242,13 @@ async def refresh_remotes(ctx: Any, body: Any, before: Before, result: Any) -> A
     return await _introspect(body, ctx, result, refresh_arg=True)
 
 
-def _issues(md: Any) -> list[dict[str, Any]]:
+def _issues(ctx: Any) -> list[dict[str, Any]]:
     """`get_inconsistent_metadata` entries of remotes that could not be introspected."""
+    md = ctx.metadata
     out = []
     raw_by_name = {r.get("name"): r for r in md.remote_schemas if isinstance(r, dict)}
     for entry in rs.remote_schemas(md):
-        found = lookup(entry)
+        found = ctx.remotes.lookup(entry)
         if found is not None and found.error is not None:
             out.append(
                 {
@@ -263,18 +264,18 @@ def _issues(md: Any) -> list[dict[str, Any]]:
 async def list_remote_issues(ctx: Any, body: Any, before: Before, result: Any) -> Any:
     """`Check.REMOTE_ISSUES`: remotes that could not be introspected added to the answer's
     `inconsistent_objects` (`get_inconsistent_metadata`)."""
-    issues = _issues(ctx.metadata)
+    issues = _issues(ctx)
     if issues and isinstance(result, dict):
         result["inconsistent_objects"] = [*result.get("inconsistent_objects", []), *issues]
         result["is_consistent"] = False
     return result
 
 
-def _remote_root_fields(md: Any) -> dict[str, str]:
+def _remote_root_fields(ctx: Any) -> dict[str, str]:
     """Root field name → remote name, of every remote introspected (as customized)."""
     out: dict[str, str] = {}
-    for entry in rs.remote_schemas(md):
-        found = lookup(entry)
+    for entry in rs.remote_schemas(ctx.metadata):
+        found = ctx.remotes.lookup(entry)
         if found is None or found.data is None:
             continue
         custom = Customization.of(entry)
@@ -293,7 +294,7 @@ async def refuse_conflicts(ctx: Any, body: Any, before: Before, result: Any) -> 
     a root field a remote schema has (the transaction is rolled back, the old state
     serves)."""
     if ctx.metadata.remote_schemas:
-        remote = _remote_root_fields(ctx.metadata)
+        remote = _remote_root_fields(ctx)
         schema = build_schema(ctx.ir, ADMIN_ROLE)
         for root in (schema.query_type, schema.mutation_type):
             for name in root.fields if root else ():

@@ -24,7 +24,6 @@ from svc.api.op_context import Before
 from svc.catalog.diff import catalog_changes
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
-from svc.schema.remote_registry import lookup
 
 SUCCESS = {"message": "success"}
 Handler = Callable[[Any, Any], Awaitable[Any]]
@@ -54,10 +53,10 @@ def _check_relationship(ctx: Any, raw: Any) -> None:
                 f"column {column} does not exist in table {table.name}",
                 path="$.args",
             )
-    found = lookup(entry)
+    found = ctx.remotes.lookup(entry)
     if found is None or found.data is None:
         return
-    remote = build_client_schema(found.data)  # type: ignore[arg-type]
+    remote = build_client_schema(found.data)
     _check_remote_field(remote, d["remote_field"], d.get("svc_fields") or ())
 
 

@@ -15,28 +15,23 @@ from typing import Any
 from graphql import GraphQLSchema, validate_schema
 
 from svc.catalog.introspect import DbCatalog
+from svc.config import Config
 from svc.errors import SvcError
 from svc.ir import Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
 from svc.schema.remote_merge import merge_remotes
+from svc.schema.remote_registry import RemoteRegistry
 from svc.timings import record
 
-PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per process; `configure_plan_cache` sets it at start
+PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per state, unless `Resources.plan_cache_bytes` says
 LARGEST_ENTRY = 8  # an entry may take at most 1/8 of the cache: larger ones are not kept
 # Estimates of what entries hold, checked with tracemalloc (`document_bytes`, `plan_bytes`):
 ENTRY_BYTES = 4096  # an entry's fixed cost: key tuple, dict slots, the small objects of a plan
 NODE_BYTES = 160  # an AST node (graphql-core object, its name node and its slots dict)
 PLAN_PER_SQL_BYTE = 8  # plan nodes and the statement, per byte of the statement's SQL
 OBJECT_BYTES = 64  # a small Python object and the pointer to it
-
-
-def configure_plan_cache(nbytes: int) -> None:
-    """Set the byte bound of the plan caches of every `State` made after this call
-    (`--plan-cache-bytes`, per worker process)."""
-    global PLAN_CACHE_BYTES
-    PLAN_CACHE_BYTES = max(0, nbytes)
 
 
 def text_bytes(*parts: Any) -> int:
@@ -170,18 +165,47 @@ class PlanCache:
 
 
 @dataclass(frozen=True, slots=True)
+class Resources:
+    """What every `State` of one engine is built with: the registry of remote schema
+    introspections (filled by metadata loads and operations, read by schema builds and
+    remote calls), the byte bound of each state's plan cache (`--plan-cache-bytes`) and
+    `--infer-function-permissions` (spec 4.6)."""
+
+    remotes: RemoteRegistry = field(default_factory=RemoteRegistry)
+    plan_cache_bytes: int = PLAN_CACHE_BYTES
+    infer_function_permissions: bool = True
+
+    @classmethod
+    def of(cls, config: Config) -> Resources:
+        """The resources of an engine configured by `config` (a new, empty registry)."""
+        return cls(
+            plan_cache_bytes=max(0, config.plan_cache_bytes),
+            infer_function_permissions=config.infer_function_permissions,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class State:
     """One consistent view; `role_views`, `schemas` and `plans` are caches filled on
-    demand (a role's `RoleView` once per IR: its schema and plans read it)."""
+    demand (a role's `RoleView` once per IR: its schema and plans read it); `resources`
+    are its engine's, shared with the states before and after it."""
 
     version: int
     metadata: Metadata
     catalog: DbCatalog
     ir: Ir
-    infer_function_permissions: bool = True  # `--infer-function-permissions` (spec 4.6)
+    resources: Resources
     role_views: dict[str, RoleView] = field(default_factory=dict)
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
-    plans: PlanCache = field(default_factory=PlanCache)
+    plans: PlanCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plans", PlanCache(self.resources.plan_cache_bytes))
+
+    @property
+    def remotes(self) -> RemoteRegistry:
+        """The engine's remote schema introspections (`Resources.remotes`)."""
+        return self.resources.remotes
 
     @classmethod
     def build(
@@ -189,7 +213,7 @@ class State:
         version: int,
         metadata: Metadata,
         catalog: DbCatalog,
-        infer_functions: bool = True,
+        resources: Resources,
         previous: Ir | None = None,
     ) -> State:
         """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR),
@@ -197,14 +221,14 @@ class State:
         started = time.perf_counter()
         ir = build_ir(metadata, catalog, previous)
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
-        return cls(version, metadata, catalog, ir, infer_functions)
+        return cls(version, metadata, catalog, ir, resources)
 
     def role_view(self, role: str) -> RoleView:
         """What `role` may do with this IR (made on first use, then kept)."""
         found = self.role_views.get(role)
         if found is None:
             found = self.role_views[role] = role_view(
-                self.ir, role, infer_functions=self.infer_function_permissions
+                self.ir, role, infer_functions=self.resources.infer_function_permissions
             )
         return found
 
@@ -220,7 +244,7 @@ class State:
         started = time.perf_counter()
         try:
             built = build_schema(self.ir, role, view=self.role_view(role))
-            built = merge_remotes(built, self.metadata, role)  # issue 17
+            built = merge_remotes(built, self.metadata, role, self.remotes)
             errors: list[Exception] = list(validate_schema(built))  # checked path: now
         except Exception as exc:
             errors = [exc]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import sys
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -95,10 +94,10 @@ AGG_OP = {op: _info(FieldKind.AGG_OP, op=op) for op in ALL_AGG_OPS}
 
 RECURSION_LIMIT = 20_000
 
-# The view each schema was built from (`schema_view`). Beside the schema, not in its
-# `extensions`, so a schema stays exactly what graphql-core's constructor makes; weak, so
-# an entry goes with its schema (a replaced `State`'s).
-_VIEWS: weakref.WeakKeyDictionary[GraphQLSchema, RoleView] = weakref.WeakKeyDictionary()
+# The key of the schema's `extensions` holding the `RoleView` it was built from
+# (`schema_view`): the view travels with its schema (a merged schema takes its
+# extensions along, `svc.schema.remote_merge`) and goes when the schema goes.
+VIEW_KEY = "svc_view"
 
 
 class SchemaBuilder:
@@ -752,7 +751,7 @@ class SchemaBuilder:
         # Without an empty type or a name graphql-core would question, the schema is valid
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
         schema = t.schema(query, mutation, subscription)
-        _VIEWS[schema] = self.view
+        schema.extensions[VIEW_KEY] = self.view
         return schema
 
 
@@ -800,6 +799,8 @@ def build_schema(
 
 
 def schema_view(schema: GraphQLSchema) -> RoleView:
-    """The `RoleView` a schema made by `build_schema` shows, so the planner applies the
-    permissions the schema was built from; KeyError for any other schema."""
-    return _VIEWS[schema]
+    """The `RoleView` a schema made by `build_schema` shows (its `extensions[VIEW_KEY]`),
+    so the planner applies the permissions the schema was built from; KeyError for any
+    other schema."""
+    view: RoleView = schema.extensions[VIEW_KEY]
+    return view

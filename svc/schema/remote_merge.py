@@ -1,6 +1,6 @@
 """Merge remote schemas into a role's schema (issue 17; spec 4.1 `add_remote_schema`).
 
-`merge_remotes(schema, md, role)` returns `schema` unchanged when the document has no
+`merge_remotes(schema, md, role, remotes)` returns `schema` unchanged when the document has no
 remote schemas; otherwise a new `GraphQLSchema` whose root types hold the database's
 fields and, for every remote the registry has an introspection of, the remote's query
 fields (on `query_root` and `subscription_root`, where a subscription is then refused at
@@ -39,11 +39,10 @@ from svc.config import remote_schema_permissions
 from svc.ir.role_view import remote_access
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
-from svc.schema import build as schema_build
 from svc.schema.info import FieldInfo, FieldKind
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_permissions import role_schema
-from svc.schema.remote_registry import lookup
+from svc.schema.remote_registry import RemoteRegistry
 
 REMOTE_INFO = FieldInfo(FieldKind.REMOTE_SCHEMA)
 REMOTE_REL_INFO = FieldInfo(FieldKind.REMOTE_RELATIONSHIP)
@@ -144,14 +143,17 @@ def _remote_schema(role: str, data: dict[str, Any], entry: Any) -> GraphQLSchema
     return None if access.sdl is None else role_schema(access.sdl)
 
 
-def merge_remotes(schema: GraphQLSchema, md: Metadata, role: str) -> GraphQLSchema:
-    """`schema` with the remote schemas of `md` merged in for `role` (see the module)."""
+def merge_remotes(
+    schema: GraphQLSchema, md: Metadata, role: str, remotes: RemoteRegistry
+) -> GraphQLSchema:
+    """`schema` with the remote schemas of `md` merged in for `role`, as introspected in
+    `remotes` (see the module); the role view stays reachable (`schema_view`)."""
     if not md.remote_schemas:
         return schema
     ours: dict[str, GraphQLNamedType] = dict(schema.type_map)
     merged: list[_Remote] = []
     for entry in remote_schemas(md):
-        found = lookup(entry)
+        found = remotes.lookup(entry)
         if found is None or found.data is None:
             continue
         custom = Customization.of(entry)
@@ -173,8 +175,8 @@ def merge_remotes(schema: GraphQLSchema, md: Metadata, role: str) -> GraphQLSche
         subscription,
         types=[t for p in merged for t in p.types],
         directives=schema.directives,
+        extensions=schema.extensions,
     )
-    schema_build._VIEWS[new] = schema_build.schema_view(schema)
     return new
 
 

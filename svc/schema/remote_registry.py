@@ -1,10 +1,12 @@
-"""What each remote schema answered to introspection, per process (issue 17).
+"""What each remote schema answered to introspection (`RemoteRegistry`).
 
 Remote schemas are to the merged GraphQL schema what the Postgres catalog is to tables:
 an input fetched with I/O (`svc.api.remote_fetch`) before schemas are built. The schema
-build (`svc.schema.remote_merge`) only reads this table, so it stays pure. An entry is
-keyed by the remote's name and its encoded definition, so a state built from an older
-definition never sees the newer one's answer, and an updated definition is fetched anew.
+build (`svc.schema.remote_merge`) only reads a registry it is given, so it stays pure.
+The engine owns one registry (`svc.api.state.Resources`) shared by its successive
+states: an entry is keyed by the remote's name and its encoded definition, so a state
+built from an older definition never sees the newer one's answer, and an updated
+definition is fetched anew.
 """
 
 from __future__ import annotations
@@ -27,27 +29,31 @@ class Introspected:
     error: str | None = None
 
 
-_REGISTRY: dict[tuple[str, bytes], Introspected] = {}
-
-
 def registry_key(entry: RemoteSchema) -> tuple[str, bytes]:
     """The key of `entry`: its name and its definition as JSON."""
     return (entry.name, msgspec.json.encode(entry.definition))
 
 
-def lookup(entry: RemoteSchema) -> Introspected | None:
-    """What `entry`'s remote answered, None when it was never asked."""
-    return _REGISTRY.get(registry_key(entry))
+class RemoteRegistry:
+    """The introspection of each remote definition asked so far: `{(name, definition
+    JSON): Introspected}` (`registry_key`)."""
 
+    __slots__ = ("_entries",)
 
-def record(entry: RemoteSchema, found: Introspected) -> None:
-    """Keep `found` as `entry`'s introspection (replacing an earlier one)."""
-    _REGISTRY[registry_key(entry)] = found
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, bytes], Introspected] = {}
 
+    def lookup(self, entry: RemoteSchema) -> Introspected | None:
+        """What `entry`'s remote answered, None when it was never asked."""
+        return self._entries.get(registry_key(entry))
 
-def forget_others(keep: list[RemoteSchema]) -> None:
-    """Drop every entry not of a definition in `keep` (the current metadata's remotes),
-    so replaced definitions do not accumulate."""
-    wanted = {registry_key(e) for e in keep}
-    for key in [k for k in _REGISTRY if k not in wanted]:
-        del _REGISTRY[key]
+    def record(self, entry: RemoteSchema, found: Introspected) -> None:
+        """Keep `found` as `entry`'s introspection (replacing an earlier one)."""
+        self._entries[registry_key(entry)] = found
+
+    def forget_others(self, keep: list[RemoteSchema]) -> None:
+        """Drop every entry not of a definition in `keep` (the current metadata's
+        remotes), so replaced definitions do not accumulate."""
+        wanted = {registry_key(e) for e in keep}
+        for key in [k for k in self._entries if k not in wanted]:
+            del self._entries[key]

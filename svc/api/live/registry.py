@@ -23,7 +23,9 @@ from svc.sql.live import LiveStatement
 class LiveQueries:
     """Live queries of one engine. `interval`: seconds between polls
     (`--live-queries-multiplexed-refetch-interval` / 1000); `batch_size`: cohorts per
-    statement (`--live-queries-multiplexed-batch-size`)."""
+    statement (`--live-queries-multiplexed-batch-size`); `stream_interval` and
+    `stream_batch_size`: the same for streams (the live queries' until
+    `svc.api.live.stream.configure_streams` sets them)."""
 
     def __init__(
         self, db: Database, *, interval: float, batch_size: int, skip_idle: str = "off"
@@ -34,6 +36,8 @@ class LiveQueries:
         self.db = db
         self.interval = interval
         self.batch_size = batch_size
+        self.stream_interval = interval
+        self.stream_batch_size = batch_size
         self.queries: dict[Any, LiveQuery] = {}
         self.watch = WriteWatch(skip_idle)
         if skip_idle == "mutations":

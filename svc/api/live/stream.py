@@ -25,7 +25,6 @@ set by `configure_streams`), with these differences:
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -180,25 +179,12 @@ class StreamQuery(LiveQuery):
         self._by_id.pop(cohort.id, None)
 
 
-@dataclass(frozen=True, slots=True)
-class StreamSettings:
-    """Seconds between two polls of a stream and cohorts per statement
-    (`--streaming-queries-multiplexed-refetch-interval` / 1000,
-    `--streaming-queries-multiplexed-batch-size`)."""
-
-    interval: float
-    batch_size: int
-
-
-# Per `LiveQueries` (one per engine): the streams' own settings; without an entry streams
-# use the live queries' (an engine not configured through `configure_streams`).
-_SETTINGS: weakref.WeakKeyDictionary[LiveQueries, StreamSettings] = weakref.WeakKeyDictionary()
-
-
 def configure_streams(live: LiveQueries, *, interval: float, batch_size: int) -> None:
     """Set the polling of the streams `live` holds: `interval` seconds (> 0) between
-    polls, `batch_size` cohorts (>= 1) per statement."""
-    _SETTINGS[live] = StreamSettings(interval, batch_size)
+    polls (`--streaming-queries-multiplexed-refetch-interval` / 1000), `batch_size`
+    cohorts (>= 1) per statement (`--streaming-queries-multiplexed-batch-size`)."""
+    live.stream_interval = interval
+    live.stream_batch_size = batch_size
 
 
 def add_stream(
@@ -219,14 +205,13 @@ def add_stream(
     key = ("stream", role, statement.sql, timeout, db)
     query = live.queries.get(key)
     if not isinstance(query, StreamQuery):
-        settings = _SETTINGS.get(live) or StreamSettings(live.interval, live.batch_size)
         query = StreamQuery(
             db,
             statement,
             timeout=timeout,
             admin=admin,
-            interval=settings.interval,
-            batch_size=settings.batch_size,
+            interval=live.stream_interval,
+            batch_size=live.stream_batch_size,
             watch=live.watch,  # a skip-idle mode skips streams of unwritten tables too
         )
         live.queries[key] = query
