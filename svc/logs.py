@@ -65,7 +65,7 @@ def setup() -> None:
     logger.propagate = False
     # Record attributes no line uses, each costing a call per record (the logging HOWTO,
     # "Optimization"): the caller's frame, thread, process and task names.
-    logging._srcfile = None  # type: ignore[attr-defined]
+    logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
