@@ -213,15 +213,16 @@ class State:
         version: int,
         metadata: Metadata,
         catalog: DbCatalog,
-        resources: Resources,
+        resources: Resources | None = None,
         previous: Ir | None = None,
     ) -> State:
         """Resolve `metadata` against `catalog` (inconsistencies are kept in the IR),
-        keeping what is unchanged from the `previous` IR (`build_ir`)."""
+        keeping what is unchanged from the `previous` IR (`build_ir`); `resources`: the
+        engine's (None: new ones, with the defaults and an empty registry)."""
         started = time.perf_counter()
         ir = build_ir(metadata, catalog, previous)
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
-        return cls(version, metadata, catalog, ir, resources)
+        return cls(version, metadata, catalog, ir, resources or Resources())
 
     def role_view(self, role: str) -> RoleView:
         """What `role` may do with this IR (made on first use, then kept)."""
