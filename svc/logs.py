@@ -8,8 +8,12 @@ tests and docs rely on; nothing is added). `setup()` installs the handler on the
 logger once per process (`svc.cli` for `svc serve` and each of its workers through the app
 factories; tests may call it too).
 
+A line logged as a string is written as it is: svc's plain `svc: ...` operator lines
+(a failed live-query push, a websocket operation's traceback).
+
 Streams: the reference writes its request and websocket lines (`http-log`,
-`websocket-log`) to stdout and svc keeps doing so; every other line goes to stderr.
+`websocket-log`) to stdout and svc keeps doing so, as it does its plain lines; every
+other JSON line goes to stderr.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ class _DictFormatter(MsgspecFormatter):
     def format(self, record: logging.LogRecord) -> str:
         if isinstance(record.msg, dict) and not record.exc_info and not record.stack_info:
             return self.jsonify_log_record(record.msg)
+        if isinstance(record.msg, str):  # a plain `svc: ...` line stays plain text
+            return record.getMessage()
         return super().format(record)
 
 
@@ -42,8 +48,10 @@ class _Lines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg: Any = record.msg
-        kind = msg.get("type") if isinstance(msg, dict) else None
-        stream = sys.stdout if kind in STDOUT_TYPES else sys.stderr
+        if isinstance(msg, dict):
+            stream = sys.stdout if msg.get("type") in STDOUT_TYPES else sys.stderr
+        else:
+            stream = sys.stdout
         try:
             stream.write(self.format(record) + "\n")
             stream.flush()

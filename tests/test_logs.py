@@ -22,3 +22,10 @@ def test_lines_keep_their_shape_and_stream(capsys: pytest.CaptureFixture[str]) -
     assert [json.loads(line) for line in out.splitlines()] == [http]
     assert [json.loads(line) for line in err.splitlines()] == [worker]
     assert list(json.loads(err)) == list(worker)  # field order kept
+
+
+def test_plain_lines_stay_plain(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.setup()
+    logging.getLogger("svc.api.live.handle").error("svc: live query push failed: 100%")
+    out, err = capsys.readouterr()
+    assert (out, err) == ("svc: live query push failed: 100%\n", "")

@@ -10,7 +10,7 @@ the connection stops every operation (`stop_all`).
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -176,8 +176,4 @@ class Operations:
 
 def _log_exception(exc: BaseException) -> None:
     trace = "".join(traceback.format_exception(exc)).strip()
-    try:
-        sys.stdout.write(f"svc: websocket operation failed: {trace}\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):  # stdout closed
-        pass
+    logging.getLogger(__name__).error(f"svc: websocket operation failed: {trace}")

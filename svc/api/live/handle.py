@@ -10,7 +10,7 @@ one not yet sent: a slow client gets the latest state, not a backlog), sent by o
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -114,8 +114,4 @@ class LiveHandle:
 
 
 def _log(line: str) -> None:
-    try:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):  # stdout closed
-        pass
+    logging.getLogger(__name__).error(line)
