@@ -9,7 +9,7 @@ logger once per process (`svc.cli` for `svc serve` and each of its workers throu
 factories; tests may call it too).
 
 A line logged as a string is written as it is: svc's plain `svc: ...` operator lines
-(a failed live-query push, a websocket operation's traceback).
+(a worker's shutdown notes, a failed live-query push, a websocket operation's traceback).
 
 Streams: the reference writes its request and websocket lines (`http-log`,
 `websocket-log`) to stdout and svc keeps doing so, as it does its plain lines; every

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 import sys
@@ -40,6 +41,8 @@ from typing import Any
 
 from svc.config import SHUTDOWN_CANCEL_SIGNAL, serve_pid
 from svc.errors import ErrorCode, SvcError
+
+_log = logging.getLogger(__name__)
 
 #: Seconds the engine's shutdown (closing the connection pools) may take in a worker.
 SHUTDOWN_BOUND_S = 3.0
@@ -189,7 +192,7 @@ def stop_after_hook(stop: Callable[[], None]) -> None:
         try:
             await asyncio.wait_for(hook(), ON_STOP_BOUND_S)
         except Exception as exc:  # the stop must happen whatever the hook did
-            print(f"svc: worker {os.getpid()}: on-stop hook failed: {exc!r}", flush=True)
+            _log.error(f"svc: worker {os.getpid()}: on-stop hook failed: {exc!r}")
         finally:
             stop()
 
@@ -219,7 +222,7 @@ def cancel_requests(in_flight: InFlight) -> int:
     for task in cancelled:
         task.cancel("svc: graceful-shutdown period over")
         task.add_done_callback(ended)
-    print(f"svc: worker {os.getpid()}: cancelled {len(cancelled)} request(s)", flush=True)
+    _log.warning(f"svc: worker {os.getpid()}: cancelled {len(cancelled)} request(s)")
     os.kill(os.getpid(), signal.SIGTERM)
     return len(cancelled)
 
@@ -234,4 +237,4 @@ async def shut_down(
     try:
         await asyncio.wait_for(stop, seconds)
     except TimeoutError:
-        print(f"svc: worker {os.getpid()}: shutdown took over {seconds:g} s; exiting", flush=True)
+        _log.warning(f"svc: worker {os.getpid()}: shutdown took over {seconds:g} s; exiting")
