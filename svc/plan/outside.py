@@ -30,6 +30,7 @@ from svc.outbound.headers import HeaderConf
 from svc.plan.nodes import Param, SessionJson, VarRef
 from svc.plan.remote_fields import remote_document
 from svc.plan.steps import ActionLogStep, HttpStep, JoinStep, StepKind
+from svc.schema.info import FieldKind
 
 JSON = "json"  # the `pg_type` of a `Param` that is a JSON value of an HTTP body
 
@@ -96,7 +97,7 @@ def action_step(
     resolved = field.extensions["action"]
     action = resolved.action
     d = action.definition
-    if field.extensions["svc"].kind == "action_result":
+    if field.extensions["svc"].kind == FieldKind.ACTION_RESULT:
         return ActionLogStep(action.name, alias, store=False)
     if d.asynchronous:
         return ActionLogStep(action.name, alias, store=True)
