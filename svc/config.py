@@ -212,7 +212,7 @@ class Config:
     enable_allowlist: bool = False
     infer_function_permissions: bool = True
     # Metadata sync (ARCHITECTURE.md "Sync"): seconds between version reads on the LISTEN
-    # connection, the fallback when a notification is missed (issue 11: other instances
+    # connection, the fallback when a notification is missed (other instances
     # converge within 1 s); and the version counter file `svc serve` shares with its
     # workers (`svc.api.shared_version`), "" when the app runs under another server.
     metadata_poll_seconds: float = 0.5
@@ -223,7 +223,7 @@ class Config:
     # (`--graceful-shutdown-timeout`; svc/cli/shutdown.py).
     graceful_shutdown_timeout: float = 30.0
     # Time limit of a GraphQL statement, seconds (`--statement-timeout`; 0: none), unless
-    # the role's `time_limit` says otherwise; Postgres stops the statement (issue 11).
+    # the role's `time_limit` says otherwise; Postgres stops the statement.
     statement_timeout: float = 60.0
     # Bytes of plans and repeated-request answers each worker keeps (`--plan-cache-bytes`),
     # least recently used evicted first (`svc.api.state.PlanCache`).
@@ -238,7 +238,7 @@ class Config:
     # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
     # ten times the largest legitimate body known (Chinook's 2.6 MB SQL script).
     max_body_size: int = 32 * 1024 * 1024
-    # Live queries (issue 13; `svc.api.live`): milliseconds between two polls of a live
+    # Live queries (`svc.api.live`): milliseconds between two polls of a live
     # query (`--live-queries-multiplexed-refetch-interval`) and cohorts per statement
     # (`--live-queries-multiplexed-batch-size`); the reference's defaults.
     live_queries_refetch_interval: int = 1000
@@ -251,7 +251,7 @@ class Config:
     # reports them; the schema reads the variable itself when it is built.
     experimental_features: tuple[str, ...] = ()
     live_queries_skip_idle: str = "off"  # off | mutations | triggers (svc/api/live/watch.py)
-    # Issue 18 (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
+    # Operating (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
     # the lowest level of log lines written, and whether `/console` serves GraphiQL.
     metrics_secret: str = ""
     log_level: str = "info"
@@ -264,7 +264,7 @@ class Config:
     websocket_max_operations: int = 1000
     # Granian's interface `svc serve` starts (`asgi`, or `rsgi` for HTTP-only serving).
     server_interface: str = "asgi"
-    # Event delivery (issue 14; svc/workers/events.py): seconds between claims once the
+    # Event delivery (svc/workers/events.py): seconds between claims once the
     # queue is drained, events claimed at once, deliveries in flight, seconds before a
     # lock not renewed is stale (its process died) and the event is claimed again.
     events_fetch_interval: float = 1.0

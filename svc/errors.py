@@ -47,9 +47,9 @@ class ErrorCode(StrEnum):
     PERMISSION_ERROR = "permission-error"
     POSTGRES_ERROR = "postgres-error"
     RATE_LIMIT_EXCEEDED = "rate-limit-exceeded"
-    REMOTE_SCHEMA_CONFLICTS = "remote-schema-conflicts"  # issue 17
-    REMOTE_SCHEMA_ERROR = "remote-schema-error"  # issue 17: a remote's answer or schema
-    START_FAILED = "start-failed"  # a websocket operation that cannot start (issue 13)
+    REMOTE_SCHEMA_CONFLICTS = "remote-schema-conflicts"
+    REMOTE_SCHEMA_ERROR = "remote-schema-error"  # a remote's answer or schema
+    START_FAILED = "start-failed"  # a websocket operation that cannot start
     UNEXPECTED = "unexpected"
     UNEXPECTED_PAYLOAD = "unexpected-payload"
     VALIDATION_FAILED = "validation-failed"
@@ -109,7 +109,7 @@ class SvcError(Exception):
 class TransportError(SvcError):
     """An error about how a request reached svc, not about its operation: GraphQL
     endpoints, which answer operation errors with HTTP 200, answer it with its own
-    `status` (a subscription sent over HTTP POST: 400 `unexpected-payload`, issue 13)."""
+    `status` (a subscription sent over HTTP POST: 400 `unexpected-payload`)."""
 
 
 def not_exists(message: str, path: str = "$.args") -> SvcError:

@@ -1,4 +1,4 @@
-"""Named durations reported by the layers below the server (issue 18: `/v1/metrics`).
+"""Named durations reported by the layers below the server (`/v1/metrics`).
 
 A layer that times something calls `record(name, seconds)`; whoever wants the figures
 (`svc.server.metrics`) adds a listener. Layer 0 with no dependencies, so `svc/api`

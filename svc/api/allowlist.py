@@ -1,4 +1,4 @@
-"""The allow-list check of GraphQL requests (`--enable-allowlist`, issue 5).
+"""The allow-list check of GraphQL requests (`--enable-allowlist`).
 
 With the allow-list enabled, a non-admin request must be one of the queries of an
 allow-listed collection: globally listed, or listed with a `scope` naming the request's

@@ -1,7 +1,7 @@
 """The engine: one process's connection to Postgres, its current `State`, and the entry
 points the server calls (`metadata`, `graphql`, `explain`).
 
-Metadata sync (design brief 4, issue 11; ARCHITECTURE.md "Sync"): a writer bumps the
+Metadata sync (design brief 4; ARCHITECTURE.md "Sync"): a writer bumps the
 stored resource version and sends `NOTIFY`; every engine listens (`svc.execute.listener`:
 reconnects after any loss, polls the version on that connection every
 `metadata_poll_seconds`) and reloads when the version moves past its own. Within one
@@ -84,14 +84,14 @@ class Engine:
             shared.raise_to(state.version)
         # Background jobs (`svc.api.background`), started and stopped from the metadata.
         self.background = Background(db, config, lambda: self.state, self.current_state)
-        self.response_cache = ResponseCache()  # `@cached` answers (issue 18)
+        self.response_cache = ResponseCache()  # `@cached` answers
         self.live = LiveQueries(
             db,
             interval=config.live_queries_refetch_interval / 1000,
             batch_size=config.live_queries_batch_size,
             skip_idle=config.live_queries_skip_idle,
         )
-        configure_streams(  # x_stream polling (issue 13)
+        configure_streams(  # x_stream polling
             self.live,
             interval=config.streaming_queries_refetch_interval / 1000,
             batch_size=config.streaming_queries_batch_size,
@@ -328,7 +328,7 @@ class Engine:
         same role is answered from them alone; a query with `@cached` from the response
         cache (`svc.api.response_cache`); raises `invalid-json`, and
         `batch-limit-exceeded` for too long a batch."""
-        if b"@cached" in body:  # issue 18
+        if b"@cached" in body:
             version = (await self.current_state()).version
             return await self.response_cache.answer(
                 body,
@@ -370,7 +370,7 @@ class Engine:
         session: dict[str, str],
         push: Callable[[bytes], Awaitable[None]],
     ) -> LiveHandle:
-        """Start one websocket operation (issue 13; `svc.api.live`). `raw` is the GraphQL
+        """Start one websocket operation (`svc.api.live`). `raw` is the GraphQL
         request object of a `start`/`subscribe` payload (`{query, variables?,
         operationName?}`), `session` the connection's session variables (lower-case
         names), `push` sends one result body (`{"data": …}` or `{"errors": […]}` bytes).
@@ -387,7 +387,7 @@ class Engine:
         `--live-queries-multiplexed-batch-size`); a failed poll pushes `{"errors": …}`
         once and polling goes on. `await handle.stop()` ends it (idempotent; nothing is
         pushed after it returns)."""
-        interval = self.live.interval  # issue 16: subscriptions of action fields poll
+        interval = self.live.interval  # subscriptions of action fields poll
         found = await subscribe_actions(
             self.graphql_service, self.current_state, raw, role, session, push, interval
         )

@@ -1,4 +1,4 @@
-"""Preparing a large GraphQL body off the event loop (issue 11, finding 12).
+"""Preparing a large GraphQL body off the event loop.
 
 graphql-core's parser is pure Python: a 20 MB body takes seconds to parse. The server
 runs `prepare_large_body` in a worker thread; it leaves the parsed, validated and planned

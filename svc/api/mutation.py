@@ -1,5 +1,5 @@
 """Run a planned mutation operation (`svc.plan.operation.plan_operation`): every root field
-in order, in one transaction (issue 3).
+in order, in one transaction.
 
 Session variables are set transaction-locally (`svc.user`, as the reference's event
 triggers read them), and so is the time limit of each statement (`statement_timeout`), in

@@ -1,5 +1,5 @@
-"""One GraphQL request to a remote schema through the shared outbound client (issue 17;
-ARCHITECTURE.md "Seams": `svc.outbound`).
+"""One GraphQL request to a remote schema through the shared outbound client
+(ARCHITECTURE.md "Seams": `svc.outbound`).
 
 Headers follow the reference (FIXTURES.md §7.2, Hasura `Server/Utils.hs`): the configured
 headers, then the session variables as `x-svc-*` headers, then (with

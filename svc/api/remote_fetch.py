@@ -1,4 +1,4 @@
-"""Introspect remote schemas and check what they answer (issue 17).
+"""Introspect remote schemas and check what they answer.
 
 `introspect(entry)` asks the remote for its schema (graphql-core's introspection query,
 through `svc.api.remote_call`) and checks it as the reference does before it accepts a

@@ -1,4 +1,4 @@
-"""Remote relationships at execution (issue 17; spec 2.6, 4.7).
+"""Remote relationships at execution (spec 2.6, 4.7).
 
 Planning never sees a remote relationship field: `strip_relationships` replaces each by
 the relationship's join columns under hidden aliases (`__svc_j_<column>`), so the

@@ -1,4 +1,4 @@
-"""Argument presets of remote schema permissions at execution (issue 17; Hasura's
+"""Argument presets of remote schema permissions at execution (Hasura's
 `@preset(value: …)`): an argument a role's SDL presets is hidden from the role, and every
 request of that role to the remote carries it with the preset value: a static value, or
 a session variable's when the value is a string naming one (`x-svc-…`, any case).

@@ -1,4 +1,4 @@
-"""Metadata operations of remote relationships (issue 17; spec 4.7): `create`/`update`/
+"""Metadata operations of remote relationships (spec 4.7): `create`/`update`/
 `delete_remote_relationship`, each checked against the remote's introspection (400
 `remote-schema-error`), and `run_sql` following column renames into them
 (`Check.REMOTE_RENAMES`). Listed in `svc.api.remote_ops.OPERATIONS`.

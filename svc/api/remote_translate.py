@@ -1,4 +1,4 @@
-"""Map a customized remote's names back before a request is sent to it (issue 17).
+"""Map a customized remote's names back before a request is sent to it.
 
 The client selects customized names (`svc.schema.remote_custom`); the remote knows its
 own. `Translation.nodes(...)` rewrites the selected root fields: every field gets its

@@ -1,4 +1,4 @@
-"""`@cached` on `/v1/graphql` (issue 18; the reference's query response cache): a query
+"""`@cached` on `/v1/graphql` (the reference's query response cache): a query
 whose operation carries `@cached(ttl: Int! = 60, refresh: Boolean! = false)` is answered
 from a bounded in-memory cache for `ttl` seconds. The key is the metadata version, the
 role, the session variables, the query text, the operation name and the variables

@@ -1,4 +1,4 @@
-"""RESTified endpoints at run time: `/api/rest/<template path>` (spec 4.12, issue 5).
+"""RESTified endpoints at run time: `/api/rest/<template path>` (spec 4.12).
 
 A request is matched against the endpoints of the current metadata (literal segments
 equal, `:name` segments capture), its variables are collected from the URL query string,

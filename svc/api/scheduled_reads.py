@@ -1,4 +1,4 @@
-"""Listing and deleting scheduled events and their invocation logs (issue 15; the
+"""Listing and deleting scheduled events and their invocation logs (the
 reference's `get_scheduled_events`, `get_scheduled_event_invocations` and
 `delete_scheduled_event`, Hasura `Hasura.RQL.DDL.ScheduledTrigger`).
 

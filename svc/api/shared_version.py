@@ -1,6 +1,6 @@
 """The metadata version every worker of one `svc serve` must have reached before it answers.
 
-Read-your-writes across workers (issue 11, finding 10): when the metadata API answers on one
+Read-your-writes across workers: when the metadata API answers on one
 Granian worker, the other workers must already serve the new version. `svc serve` creates a
 small file (`create`, in /dev/shm when present so it never touches a disk) and passes its
 path to the workers in the environment variable `ENV_VAR`; each worker maps it

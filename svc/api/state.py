@@ -79,7 +79,7 @@ class PlanCache:
     gains a plan per variable shape), and the least recently used entries are evicted while
     the total exceeds `bound`. An entry larger than `bound // LARGEST_ENTRY` is not kept
     (its request is answered, just not remembered), so no single request can flush the
-    cache. `get` is a dict lookup and an O(1) move to the end (issue 11, finding 3).
+    cache. `get` is a dict lookup and an O(1) move to the end.
 
     Large requests are prepared in a worker thread (`svc.server.app`), so changes hold a
     lock; `get` takes none (each OrderedDict operation is atomic under the GIL, and an

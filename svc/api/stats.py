@@ -1,4 +1,4 @@
-"""Point-in-time figures of one engine for `/v1/metrics` (issue 18), read without
+"""Point-in-time figures of one engine for `/v1/metrics`, read without
 changing anything: the database connections (the asyncpg pool and the read path's
 slots, `svc.execute.db`), live queries (`svc.api.live.registry.LiveQueries.counts`) and
 the installed metadata version."""

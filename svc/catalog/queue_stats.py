@@ -1,5 +1,5 @@
 """Fixed statements reading how much work the background queues hold, for `/v1/metrics`
-(issue 18): per queue table of `hdb_catalog` (created by the features that use them, so
+: per queue table of `hdb_catalog` (created by the features that use them, so
 each may be missing), the rows waiting to be delivered now and the rows that failed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`hdb_catalog` tables and fixed statements of cron triggers and one-off scheduled events
-(issue 15; shapes of the reference's `initialise.sql`, reference-notes-wave2 §3).
+(shapes of the reference's `initialise.sql`, reference-notes-wave2 §3).
 
 `hdb_cron_events` and `hdb_scheduled_events` have the reference's columns (`status` in
 scheduled, locked, delivered, error, dead; `tries`; `next_retry_at`) plus `locked`, the

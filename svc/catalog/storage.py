@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_metadata (
 INSERT INTO hdb_catalog.hdb_metadata (id, metadata, resource_version)
   VALUES (1, '{{"version": 2, "tables": []}}', 1) ON CONFLICT DO NOTHING;
 """
-INIT_SQL += ACTION_LOG_DDL  # async actions' calls (issue 16)
+INIT_SQL += ACTION_LOG_DDL  # async actions' calls
 
 # Serialises catalog creation across processes starting at once.
 INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424242)"

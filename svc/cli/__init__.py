@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("version", help="print the version")
     _metadata_parser(sub)
     _compile_parser(sub)
-    events_command.add_parser(sub)  # issue 14: svc events cleanup
+    events_command.add_parser(sub)  # svc events cleanup
     args = parser.parse_args(argv)
     logs.setup()
     if args.command == "version":
@@ -143,7 +143,7 @@ def serve(args: argparse.Namespace) -> int:
     workers share a metadata version counter file (`svc.api.shared_version`, read-your-
     writes across workers), created here and removed on exit.
 
-    Shutdown (issue 11; `svc/cli/shutdown.py`): on SIGINT/SIGTERM in-flight requests get
+    Shutdown (`svc/cli/shutdown.py`): on SIGINT/SIGTERM in-flight requests get
     `--graceful-shutdown-timeout` seconds, then are cancelled; Granian kills a worker still
     alive `CANCEL_WINDOW_S` later. The embedded Postgres is stopped whatever happened
     (`finally`, signals ignored meanwhile). Returns 0, or 130 when a second signal
@@ -185,7 +185,7 @@ def serve(args: argparse.Namespace) -> int:
         # Rate-limit counters every worker maps (svc.api.limits), removed on exit.
         rate_file = create_rate_file()
         export("SVC_GRAPHQL_RATE_LIMIT_FILE", rate_file)
-        metrics_dir = metrics_folder.create()  # /v1/metrics across workers (issue 18)
+        metrics_dir = metrics_folder.create()  # /v1/metrics across workers
         for line in _banner(config):
             print(f"svc: {line}", flush=True)
         server = _granian(config)
@@ -240,7 +240,7 @@ def _start_embedded(args: argparse.Namespace) -> Any:
     print(f"svc: no database URL given; embedded Postgres data in {data_dir}", flush=True)
     embedded = EmbeddedPostgres(data_dir, log=lambda m: print(f"svc: {m}", flush=True))
     export("SVC_GRAPHQL_DATABASE_URL", embedded.start())
-    export("SVC_GRAPHQL_ENABLE_CONSOLE", "true", default_only=True)  # issue 18: zero setup
+    export("SVC_GRAPHQL_ENABLE_CONSOLE", "true", default_only=True)  # zero setup
     print(f"svc: embedded Postgres at {embedded.url}", flush=True)
     return embedded
 

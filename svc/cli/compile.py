@@ -188,7 +188,7 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     """
     if isinstance(issue, CheckIssue):
         return issue.file, issue.path
-    found = locate_action(md, issue)  # issue 16: actions and custom types
+    found = locate_action(md, issue)  # actions and custom types
     if found is not None:
         return found
     if issue.type == "function":

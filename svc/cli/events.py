@@ -1,6 +1,6 @@
 """`svc events cleanup`: delete delivered, errored and archived events (and their
-invocation logs) older than a retention, from `hdb_catalog.event_log` (svc extension,
-issue 14; the server can do it hourly with `--events-retention`). Prints the number
+invocation logs) older than a retention, from `hdb_catalog.event_log` (svc extension;
+the server can do it hourly with `--events-retention`). Prints the number
 deleted. Exit status 0, or 1 when Postgres cannot be reached."""
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         default="on with the embedded Postgres, else off",
         choices=("true", "false"),
     ),
-    # Event delivery (issue 14)
+    # Event delivery
     Option(
         "--events-fetch-interval",
         "SVC_GRAPHQL_EVENTS_FETCH_INTERVAL",

@@ -1,4 +1,4 @@
-"""The parent's part in the bounded shutdown of `svc serve` (issue 11, finding 9; the
+"""The parent's part in the bounded shutdown of `svc serve` (the
 workers' part is `svc/server/lifecycle.py`).
 
 What Granian 2.8 does on its own (read from `granian/server/common.py`, `mp.py`,

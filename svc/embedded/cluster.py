@@ -192,7 +192,7 @@ class EmbeddedPostgres:
         bindir = find_postgres_bindir(prefer_major=existing_major)
         self._bindir = bindir
         wheel = wheel_bindir() if "pginstall" in bindir.parts else None
-        if wheel is not None and wheel[1] == bindir:  # issue 18: say where Postgres came from
+        if wheel is not None and wheel[1] == bindir:  # say where Postgres came from
             self._log(
                 f"postgres: no Postgres installed on this machine: using Postgres "
                 f"{server_major(bindir) or '?'} from the {wheel[0]} wheel ({bindir})"

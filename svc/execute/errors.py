@@ -4,7 +4,7 @@ Reference notes ("Errors"): class 23 (integrity) → `constraint-violation`; cla
 → `data-exception`; anything else → 500 `unexpected` "database query error"; the raw error
 goes only in `internal`, shown to admins.
 
-Two exceptions to the reference, both so a client can read what happened (issue 11): a
+Two exceptions to the reference, both so a client can read what happened: a
 cancelled statement (57014: its time limit passed, or someone cancelled it) keeps
 Postgres's own message ("canceling statement due to statement timeout") under
 `postgres-error`, where the reference answers a bare "database query error"

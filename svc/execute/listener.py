@@ -15,7 +15,7 @@ dedicated connection (`VersionListener`) that
   asyncpg reports a closed connection through `add_termination_listener`) reconnects with
   a doubling delay from 0.05 s up to `max_retry_seconds` (never a busy loop) and reads the
   version at once on the new connection, so a change made while it was down is found
-  immediately (issue 11, finding 8).
+  immediately.
 
 `on_version` is the engine's reload (`svc.api.engine.Engine.on_version`); it decides
 whether the version is newer. Its failures are logged and retried as above, never

@@ -1,6 +1,6 @@
 """Inconsistencies of the document as a whole, that no single table or function build sees.
 
-`metadata_checks(md, tables, functions)` finds (issue 12; they were `svc compile`'s own
+`metadata_checks(md, tables, functions)` finds (they were `svc compile`'s own
 checks before, and the server resolved them silently):
 
 - a declaration made twice: a table, a role's permission of one kind, a computed field,

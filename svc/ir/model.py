@@ -156,7 +156,7 @@ class RootFields:
     select: str
     select_by_pk: str
     select_aggregate: str
-    select_stream: str  # `x_stream` (issue 13, svc.schema.stream)
+    select_stream: str  # `x_stream` (svc.schema.stream)
     insert: str
     insert_one: str
     update: str
@@ -305,4 +305,4 @@ class Ir:
     inconsistencies: tuple[Inconsistency, ...] = ()
     functions: dict[QualifiedName, Function] = field(default_factory=dict)
     cache: IrCache | None = field(default=None, compare=False, repr=False)
-    actions: Any = None  # `svc.ir.actions.ActionsIr` (issue 16), None without actions
+    actions: Any = None  # `svc.ir.actions.ActionsIr`, None without actions

@@ -1,4 +1,4 @@
-"""Older shapes of the metadata document that `replace_metadata` accepts (issue 18: every
+"""Older shapes of the metadata document that `replace_metadata` accepts (every
 document the reference's `export_metadata` has produced).
 
 - Version 1 (the reference's first export format, also a document without `version` but

@@ -411,7 +411,7 @@ def metadata_to_files(md: Metadata) -> dict[str, str]:
     files = {"version.yaml": dump_yaml({"version": VERSION})}
     for key, file in LIST_FILES.items():
         files[file] = dump_yaml(canonical(obj.get(key) or [], key))
-    actions, files["actions.graphql"] = split_actions(obj)  # issue 16: SDL + YAML
+    actions, files["actions.graphql"] = split_actions(obj)  # SDL + YAML
     files["actions.yaml"] = dump_yaml(canonical(actions, "actions.yaml"))
     files["api_limits.yaml"] = dump_yaml(canonical(obj.get("api_limits") or {}, "api_limits"))
     introspection = obj.get("graphql_schema_introspection") or {"disabled_for_roles": []}
@@ -517,7 +517,7 @@ def metadata_from_files(files: Mapping[str, str]) -> Metadata:
     obj = {"version": VERSION, **lists, "actions": action_list}
     if custom_types:
         obj["custom_types"] = custom_types
-    for key, file in OBJECT_FILES.items():  # API limits, introspection options (issue 11)
+    for key, file in OBJECT_FILES.items():  # API limits, introspection options
         value = _mapping_file(files, file)
         if value:
             obj[key] = value

@@ -34,7 +34,7 @@ class ObjectRef(msgspec.Struct, frozen=True):
 
 def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
     """`md` without the object `ref` names; unchanged when it is not there."""
-    if ref.kind in ("action", "custom_types"):  # issue 16
+    if ref.kind in ("action", "custom_types"):
         return drop_action_object(md, ref.kind, ref.name)
     if ref.kind == "function":
         return without_functions(md, lambda n: n == ref.function)

@@ -136,7 +136,7 @@ class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     allowlist: tuple[AllowlistItem, ...] = ()
     actions: tuple[Action, ...] = ()
     custom_types: CustomTypes | msgspec.UnsetType = msgspec.UNSET  # svc.metadata.action_model
-    cron_triggers: tuple[CronTrigger, ...] = ()  # issue 15 (svc.metadata.cron_triggers)
+    cron_triggers: tuple[CronTrigger, ...] = ()  # svc.metadata.cron_triggers
     rest_endpoints: tuple[RestEndpoint, ...] = ()
     api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)
     graphql_schema_introspection: IntrospectionOptions | None = None
@@ -193,7 +193,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
             obj["functions"] = default.get("functions", [])
         obj["version"] = 2
     if isinstance(obj, dict):
-        obj = compat.upgrade(obj)  # version 1, functions as plain names (issue 18)
+        obj = compat.upgrade(obj)  # version 1, functions as plain names
     limits = introspection = None
     if isinstance(obj, dict):
         tables = [_normalise_table(t) for t in obj.get("tables") or []]

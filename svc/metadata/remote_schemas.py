@@ -1,5 +1,5 @@
 """Remote schemas and remote relationships in the metadata document (spec 2.1
-`remote_schemas.yaml`, 2.6, 4.1, 4.7; issue 17).
+`remote_schemas.yaml`, 2.6, 4.1, 4.7).
 
 The document keeps both as the JSON it was given (`Metadata.remote_schemas`,
 `TableEntry.remote_relationships`), so `export → apply → export` is byte-identical; this

@@ -30,7 +30,7 @@ from svc.version import VERSION
 
 # httpcore tries `import sniffio` on every request; without sniffio installed (anyio 4
 # no longer needs it) each failed import searched sys.path again: ~0.3 ms per call, 10%
-# of an event delivery (issue 14, measured with cProfile). A None entry fails at once.
+# of an event delivery (measured with cProfile). A None entry fails at once.
 if importlib.util.find_spec("sniffio") is None:
     sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
@@ -132,7 +132,7 @@ class OutboundClient:
     The pool is several httpx clients of `SHARD_CONNECTIONS` connections each, and a call
     goes to the one with the fewest calls in flight: httpcore checks every connection of
     its pool for expiry (a `poll` per idle socket) on every request, so one pool of 100
-    spent ~30% of an event delivery's CPU there (issue 14, py-spy)."""
+    spent ~30% of an event delivery's CPU there (py-spy)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Relationships from action outputs to tables, planned as ONE query (issue 16).
+"""Relationships from action outputs to tables, planned as ONE query.
 
 A custom object type's relationship (`svc.ir.actions.ObjectRelationship`: `field_mapping`
 object field → table column) is answered for every object of a handler's answer at once.

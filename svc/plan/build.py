@@ -257,7 +257,7 @@ class Planner:
                 items.extend(self._computed_exp(table.computed_field_map[key], sub))
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
-                items.extend(self._count_filter(rel, sub))  # issue 18
+                items.extend(self._count_filter(rel, sub))
         return items[0] if len(items) == 1 else And(tuple(items))
 
     def _count_filter(self, rel: Relationship, sub: Any) -> list[BoolExp]:

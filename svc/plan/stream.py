@@ -1,4 +1,4 @@
-"""Plan a streaming subscription root field `x_stream` (issue 13; reference:
+"""Plan a streaming subscription root field `x_stream` (reference:
 `Hasura.GraphQL.Schema.SubscriptionStream`, docs "Streaming subscriptions").
 
 `x_stream(batch_size, cursor: [{initial_value: {col: v}, ordering}], where)` is the rows

@@ -1,4 +1,4 @@
-"""`<table>_aggregate_bool_exp` (issue 18; the reference's filter on an array
+"""`<table>_aggregate_bool_exp` (the reference's filter on an array
 relationship's aggregate): in `<parent>_bool_exp`, `<rel>_aggregate: {count: {arguments,
 distinct, filter, predicate}}` keeps the parent rows whose count of related rows (those
 matching `filter`, counting `arguments` columns, `distinct` ones) satisfies `predicate`,

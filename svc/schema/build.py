@@ -439,7 +439,7 @@ class SchemaBuilder:
                 f[cf.name] = self.input_field(self.bool_exp(self.tables[cf.returns_table]))
             else:
                 f[cf.name] = self.input_field(self._computed_comparison(cf))
-        for name, field in aggregate_fields(self, table).items():  # issue 18
+        for name, field in aggregate_fields(self, table).items():
             f.setdefault(name, field)
         return dict(sorted(f.items()))
 
@@ -621,7 +621,7 @@ class SchemaBuilder:
                     subscription[name] = f
         shared = {
             **self.function_fields("query"),
-            **ActionTypes(self).fields("query"),  # issue 16
+            **ActionTypes(self).fields("query"),
         }
         query.update(shared)
         subscription.update(shared)
@@ -729,7 +729,7 @@ class SchemaBuilder:
         for table in sorted(tables, key=lambda t: t.gql_name):
             fields.update(types.fields(table))
         fields.update(self.function_fields("mutation"))
-        fields.update(ActionTypes(self).fields("mutation"))  # issue 16
+        fields.update(ActionTypes(self).fields("mutation"))
         return fields
 
     def build(self) -> GraphQLSchema:

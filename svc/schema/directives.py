@@ -1,5 +1,5 @@
 """The directives every role's schema declares: graphql-core's specified ones and the
-reference's `@cached` (issue 18; `svc.api.response_cache` honours it on `/v1/graphql`):
+reference's `@cached` (`svc.api.response_cache` honours it on `/v1/graphql`):
 
     directive @cached(ttl: Int! = 60, refresh: Boolean! = false) on QUERY
 """

@@ -1,4 +1,4 @@
-"""Customization of a remote schema's names (issue 17; Hasura's `customization`:
+"""Customization of a remote schema's names (Hasura's `customization`:
 `root_fields_namespace`, `type_names {prefix, suffix, mapping}`, `field_names [{parent_type,
 prefix, suffix, mapping}]`).
 

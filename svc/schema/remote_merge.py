@@ -1,4 +1,4 @@
-"""Merge remote schemas into a role's schema (issue 17; spec 4.1 `add_remote_schema`).
+"""Merge remote schemas into a role's schema (spec 4.1 `add_remote_schema`).
 
 `merge_remotes(schema, md, role, remotes)` returns `schema` unchanged when the document has no
 remote schemas; otherwise a new `GraphQLSchema` whose root types hold the database's

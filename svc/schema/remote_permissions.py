@@ -1,4 +1,4 @@
-"""Remote schema permissions (issue 17; Hasura's `add_remote_schema_permissions`): a role
+"""Remote schema permissions (Hasura's `add_remote_schema_permissions`): a role
 sees the SDL subset its permission declares.
 
 `role_schema(sdl)` is that subset as a graphql-core schema, for the SDL the role view

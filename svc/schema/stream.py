@@ -1,4 +1,4 @@
-"""Streaming subscription root fields `x_stream` (issue 13; reference notes
+"""Streaming subscription root fields `x_stream` (reference notes
 "Subscriptions": `x_stream` when streaming is enabled).
 
 Per table the role may select, `subscription_root` gets

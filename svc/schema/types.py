@@ -199,7 +199,7 @@ class Types:
         s.query_type = query
         s.mutation_type = mutation
         s.subscription_type = subscription
-        s.directives = DIRECTIVES  # @cached too (issue 18)
+        s.directives = DIRECTIVES  # @cached too
         s.type_map = type_map
         s._sub_type_map = {}
         s._implementations_map = {}

@@ -1,6 +1,6 @@
 """The sessions of credentials seen before, for answering a repeated GraphQL request before
-any header dict, `Request` or session object is built (issue 23: the request path's own
-cost under ASGI).
+any header dict, `Request` or session object is built (the request path's
+own cost under ASGI).
 
 A repeated query is already answered from its bytes alone
 (`GraphQLService.answer_again`); what remained per request was the HTTP layer around it:

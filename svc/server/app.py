@@ -1,6 +1,6 @@
 """The ASGI application: routes, body handling, errors, one JSON log line per request.
 
-Websocket upgrades go to `svc.server.ws_asgi` (issue 13).
+Websocket upgrades go to `svc.server.ws_asgi`.
 
 Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
 `POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
@@ -75,7 +75,7 @@ class HttpError(TransportError):
 
 
 def body_too_large(limit: int) -> HttpError:
-    """413 `invalid-params` "request body too large" (`--max-body-size`, issue 11 finding 6)."""
+    """413 `invalid-params` "request body too large" (`--max-body-size`)."""
     return HttpError(
         ErrorCode.INVALID_PARAMS,
         f"request body too large: the limit is {limit} bytes (--max-body-size)",
@@ -85,7 +85,7 @@ def body_too_large(limit: int) -> HttpError:
 
 def duplicated_credentials(pairs: Iterable[tuple[str, Any]]) -> tuple[str, ...]:
     """Lower-case names of credential or session headers given more than once:
-    `authorization` and every `x-svc-*` (issue 11, finding 12: the last one must not
+    `authorization` and every `x-svc-*` (finding 12: the last one must not
     silently win). `pairs`: (lower-case name, value) in arrival order."""
     seen: set[str] = set()
     twice: list[str] = []
@@ -183,9 +183,9 @@ class App:
         self.health = HealthProbe(config.database_url)
         # Requests being answered: cancelled when a `svc serve` shutdown's grace period ends.
         self.in_flight = InFlight()
-        # Websocket connections (issue 13): closed with 1001 when the worker stops.
+        # Websocket connections: closed with 1001 when the worker stops.
         self.ws = WsContext(self.auth, self._subscriber, WsSettings.of(config))
-        self.metrics = Metrics(self)  # /v1/metrics (issue 18)
+        self.metrics = Metrics(self)  # /v1/metrics
         # Requests watched for their client going away once they run long enough.
         self.sweeper = Sweeper()
         # Sessions of credentials seen before, for `_again` (svc.server.again).
@@ -449,7 +449,7 @@ class App:
         return status, payload, [*headers, ("x-request-id", request.request_id)]
 
     def _classify(self, request: Request, exc: Exception) -> SvcError:
-        """The `SvcError` an exception that escaped a route stands for (issue 11 finding 5):
+        """The `SvcError` an exception that escaped a route stands for:
         not UTF-8 → 400 `invalid-json`; too deep (RecursionError) → 400 `invalid-json`;
         Postgres unreachable → 500 `postgres-error`; anything else → 500 `unexpected`."""
         if isinstance(exc, UnicodeDecodeError):
@@ -494,7 +494,7 @@ class App:
     async def _route(self, request: Request) -> Response:
         method, path = request.method, request.path.rstrip("/") or "/"
         headers = request.headers
-        set_client_headers(headers)  # issue 16: actions' forward_client_headers
+        set_client_headers(headers)  # actions' forward_client_headers
         if path == "/healthz":
             return await self._healthz(request)
         if path == "/v1/version" and method == "GET":
@@ -502,7 +502,7 @@ class App:
         if path == "/favicon.ico" and method == "GET":
             return favicon()
         if method == "GET" and (path in ("/", "/console") or path.startswith("/console/")):
-            return answer_console(path, request.headers, self.config)  # issue 18
+            return answer_console(path, request.headers, self.config)
         if path == "/v1/metrics" and method == "GET":
             return await self.metrics.answer(request.headers)
         if request.duplicates:
@@ -527,7 +527,7 @@ class App:
                 payload = await self._large_graphql(engine, body, session)
             else:
                 payload = await engine.graphql_body(body, session.role, session.variables)
-            return 200, payload, [*JSON_HEADERS, *passed_back()]  # issue 16: Set-Cookie
+            return 200, payload, [*JSON_HEADERS, *passed_back()]  # Set-Cookie
         if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
             self._require_api("metadata")
             raw = await self._json(request)

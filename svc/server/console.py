@@ -1,4 +1,4 @@
-"""The console (issue 18): `GET /console` serves GraphiQL on this server's `/v1/graphql`,
+"""The console: `GET /console` serves GraphiQL on this server's `/v1/graphql`,
 `GET /` redirects there, `GET /console/assets/<name>` serves its files.
 
 GraphiQL, React and the explorer plugin are vendored from their npm packages by

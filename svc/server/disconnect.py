@@ -1,5 +1,5 @@
-"""Cancelling a request whose client went away (issue 11, finding 2), at a cost per request
-of a dict insertion and removal (issue 23).
+"""Cancelling a request whose client went away, at a cost per request
+of a dict insertion and removal.
 
 Watching a connection for its close costs, per request, a pending `receive()` under ASGI or
 Granian's `client_disconnect()` future under RSGI, plus a task or callback; a fast request

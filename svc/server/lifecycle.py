@@ -1,4 +1,4 @@
-"""A worker's part in the bounded shutdown of `svc serve` (issue 11; the parent's part is
+"""A worker's part in the bounded shutdown of `svc serve` (the parent's part is
 `svc/cli/shutdown.py`).
 
 On SIGTERM or Ctrl-C, Granian stops accepting and lets in-flight requests finish; when the

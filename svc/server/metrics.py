@@ -1,4 +1,4 @@
-"""`GET /v1/metrics`: Prometheus text format (prometheus-client), issue 18.
+"""`GET /v1/metrics`: Prometheus text format (prometheus-client).
 
 What is counted (every name starts `svc_`):
 

@@ -50,9 +50,9 @@ class RsgiApp:
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         """Answer one HTTP request, or serve a websocket (`svc.server.ws_rsgi`).
 
-        The body is read up to `--max-body-size` (413 past it, `_BodyReader`). A request
-        still running after `ARM_SECONDS` is cancelled when its client goes away
-        (issue 11, finding 2): no answer is sent, the log line says 499."""
+         The body is read up to `--max-body-size` (413 past it, `_BodyReader`). A request
+         still running after `ARM_SECONDS` is cancelled when its client goes away
+        : no answer is sent, the log line says 499."""
         if scope.proto != "http":
             if scope.proto == "ws":
                 await serve_rsgi(self.app.ws, scope, protocol, self.app.graphql_on)

@@ -1,4 +1,4 @@
-"""Websockets over ASGI (`scope["type"] == "websocket"`; issue 13): the upgrade is routed,
+"""Websockets over ASGI (`scope["type"] == "websocket"`): the upgrade is routed,
 the sub-protocol chosen and echoed, and the accepted socket served by `WsSession`.
 
 Any ASGI server works; under Granian the ASGI interface is the one that can echo a

@@ -1,4 +1,4 @@
-"""Which websocket upgrades svc serves (issue 13; reference-notes-wave2 section 1):
+"""Which websocket upgrades svc serves (reference-notes-wave2 section 1):
 `/v1/graphql` and `/v1alpha1/graphql` (legacy `{path, error, code}` errors); any other
 path is refused with HTTP 404 and the reference's message. `/v1beta1/relay` is named in
 that message, as the reference's, but svc has no Relay API and refuses it too.

@@ -1,6 +1,6 @@
 """The operations of one websocket connection: each `start`/`subscribe` runs the engine's
 `Engine.subscribe` in its own task, results go out as `data`/`next` frames, and a
-finished query or mutation is followed by `complete` (issue 13).
+finished query or mutation is followed by `complete`.
 
 A client `stop`/`complete` unregisters the operation first, so nothing more is sent for
 it (the reference sends no reply to a stop); a stop for an unknown id is ignored. Closing

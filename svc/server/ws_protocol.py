@@ -1,5 +1,5 @@
 """The two GraphQL-over-WebSocket protocols as pure functions: which one a connection
-speaks, client frames parsed into messages, server frames encoded to bytes (issue 13).
+speaks, client frames parsed into messages, server frames encoded to bytes.
 
 - Apollo `graphql-ws` (subscriptions-transport-ws): `connection_init`, `start`, `stop`,
   `connection_terminate`; the server answers `connection_ack`, `ka`, `connection_error`,

@@ -1,4 +1,4 @@
-"""Websockets over Granian's RSGI interface (`scope.proto == "ws"`; issue 13, issue 23).
+"""Websockets over Granian's RSGI interface (`scope.proto == "ws"`).
 
 Granian 2.8.7's RSGI websocket protocol has `accept()` without arguments and `close(status)`
 (its source: the upgrade response is built without a `Sec-WebSocket-Protocol` header, and a

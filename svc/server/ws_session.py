@@ -1,4 +1,4 @@
-"""One GraphQL websocket connection, whatever the server interface (issue 13): reads client
+"""One GraphQL websocket connection, whatever the server interface: reads client
 frames, authenticates `connection_init`, keeps the connection alive, and hands operations
 to `ws_operations.Operations`.
 
@@ -267,7 +267,7 @@ class WsSession:
             self._timer.cancel()
             self._timer = None
         # Operations start in tasks made from this one: they inherit the headers an
-        # action forwards (issue 16, `forward_client_headers`).
+        # action forwards (`forward_client_headers`).
         set_client_headers({**self.headers, **payload_headers})
         try:
             self.auth, expiry = await self.ctx.auth.session_until(

@@ -1,4 +1,4 @@
-"""The multiplexed statement of a live query (issue 13; reference notes "Subscriptions").
+"""The multiplexed statement of a live query (reference notes "Subscriptions").
 
 One statement answers a batch of cohorts. Its two parameters are arrays, one element per
 cohort: `$1` the cohort ids (text of uuids), `$2` the cohort variables (JSON texts):

@@ -1,5 +1,5 @@
-"""SQL of write notifications for idle live queries (issue 13 "an idle database costs
-nothing"; `svc.api.live.watch`, ARCHITECTURE.md "Idle live queries").
+"""SQL of write notifications for idle live queries ("an idle database costs nothing";
+`svc.api.live.watch`, ARCHITECTURE.md "Idle live queries").
 
 Every notification goes to one channel, `svc_live`, and its payload is a JSON array of
 `[schema, table]` pairs (or `"*"`: anything may have changed). Two senders:

@@ -1,4 +1,4 @@
-"""The multiplexed statement of a streaming subscription (issue 13; the reference's
+"""The multiplexed statement of a streaming subscription (the reference's
 `Hasura.Backends.Postgres.Translate.Select.Streaming` and its streaming poller).
 
 Like a live query's (`svc.sql.live`), one statement answers a batch of cohorts, `$1`

@@ -1,5 +1,5 @@
 """The cron generator: the rows of `hdb_catalog.hdb_cron_events` that each cron trigger's
-schedule asks for (issue 15; reference-notes §"Scheduled triggers": at least the next 100
+schedule asks for (reference-notes §"Scheduled triggers": at least the next 100
 times per trigger).
 
 Times come from croniter (`svc.metadata.cron_triggers.schedule_times`), continuing after

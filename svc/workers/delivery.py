@@ -1,5 +1,5 @@
-"""One webhook delivery attempt, shared by event triggers (issue 14) and scheduled
-triggers (issue 15): POST a JSON body with resolved headers through `svc.outbound`,
+"""One webhook delivery attempt, shared by event triggers and scheduled
+triggers: POST a JSON body with resolved headers through `svc.outbound`,
 classify the answer, and build the invocation-log record.
 
 Rules are the reference's (Hasura `Eventing/HTTP.hs`, `Eventing/EventTrigger.hs`,

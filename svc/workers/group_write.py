@@ -2,8 +2,8 @@
 
 A delivery worker records each attempt as it finishes. Written one statement per event,
 every record is its own transaction, and at a few hundred events per second the commits
-(one WAL flush each) and round trips were a large share of a delivery (issue 14's
-`bench.events`). `GroupWriter.write(record)` queues the record and returns once the
+(one WAL flush each) and round trips were a large share of a delivery (measured
+with `bench.events`). `GroupWriter.write(record)` queues the record and returns once the
 statement that holds it has committed: while one statement is in flight, the records
 that arrive meanwhile gather for the next, so a busy worker writes in batches and an
 idle one still writes at once (no timer, no added latency).

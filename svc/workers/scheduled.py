@@ -1,4 +1,4 @@
-"""Delivery of cron events and one-off scheduled events (issue 15; spec 6.2,
+"""Delivery of cron events and one-off scheduled events (spec 6.2,
 reference-notes-wave2 §3): two `WorkerSpec`s over `hdb_cron_events` and
 `hdb_scheduled_events`, run by the worker runtime (claims `FOR UPDATE SKIP LOCKED`).
 

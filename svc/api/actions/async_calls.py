@@ -1,4 +1,4 @@
-"""Asynchronous actions (issue 16; reference-notes "Actions", wave-2 §4 "Async").
+"""Asynchronous actions (reference-notes "Actions", wave-2 §4 "Async").
 
 The mutation stores the call in `hdb_catalog.hdb_action_log` (status `created`) and
 answers its id at once. A background worker (`svc.workers.async_actions`, started by

@@ -1,4 +1,4 @@
-"""Subscriptions that select action fields (issue 16): `subscription { <action>(id:
+"""Subscriptions that select action fields: `subscription { <action>(id:
 $id) { output errors } }` follows an asynchronous call until its result is stored.
 
 The live engine multiplexes SQL statements; an action field is no statement, so such a

@@ -1,4 +1,4 @@
-"""Live queries (issue 13): websocket operations started by `Engine.subscribe`.
+"""Live queries: websocket operations started by `Engine.subscribe`.
 
 `subscribe` (start one operation), `LiveHandle` (what the transport holds),
 `LiveQueries` (the process's multiplexed pollers), `cohort_vars` (a subscriber's cohort

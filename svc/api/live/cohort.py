@@ -1,5 +1,5 @@
 """Cohorts: the subscribers of one live query whose results are equal by construction
-(issue 13; reference notes "Subscriptions": "subscribers with equal variables form a
+(reference notes "Subscriptions": "subscribers with equal variables form a
 cohort").
 
 A cohort's variables (`cohort_vars`) are exactly what its statement reads — the resolved

@@ -1,4 +1,4 @@
-"""Explain of a subscription (issue 13; reference notes "Explain of a subscription"):
+"""Explain of a subscription (reference notes "Explain of a subscription"):
 the multiplexed statement the poller runs, its Postgres plan for one cohort, and that
 cohort's variables (the reference's `SubscriptionQueryPlanExplanation`)."""
 

@@ -1,4 +1,4 @@
-"""One running websocket operation as the engine sees it: `LiveHandle` (issue 13).
+"""One running websocket operation as the engine sees it: `LiveHandle`.
 
 The transport (`svc.server.ws_operations`) gets a handle from `Engine.subscribe`, and
 calls `stop()` when the client stops the operation or the socket closes. Results reach the

@@ -1,5 +1,5 @@
 """One live query's poller: its cohorts, fetched in batches by one statement each
-(issue 13; ARCHITECTURE.md "Live queries").
+(ARCHITECTURE.md "Live queries").
 
 Every `interval` seconds the poller runs the multiplexed statement (`svc.sql.live`) once
 per batch of at most `batch_size` cohorts (batches of one poll run concurrently; the read

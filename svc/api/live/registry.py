@@ -1,4 +1,4 @@
-"""The process's live queries (issue 13): one `LiveQuery` per (role, multiplexed statement,
+"""The process's live queries: one `LiveQuery` per (role, multiplexed statement,
 time limit), created with its first subscriber and closed with its last.
 
 Bounds: each live query holds one poller task and its cohorts; each subscriber a handle

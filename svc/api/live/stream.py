@@ -1,4 +1,4 @@
-"""Streaming subscriptions' cohorts and poller (issue 13; the reference's streaming
+"""Streaming subscriptions' cohorts and poller (the reference's streaming
 poller: "every cohort of a streaming subscription is associated with a mutable latest
 cursor value", re-keyed after each poll).
 

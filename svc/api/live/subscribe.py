@@ -1,4 +1,4 @@
-"""`subscribe`: start one websocket operation (issue 13; `Engine.subscribe` calls it).
+"""`subscribe`: start one websocket operation (`Engine.subscribe` calls it).
 
 Pre-execution errors raise `SvcError` (the transport answers `error` then `complete`):
 the request's shape (`parse-failed`), validation (`validation-failed`), the role's API

@@ -1,5 +1,5 @@
 """Which live queries may skip a poll: the tables they read and the writes svc hears of
-(issue 13 "Beyond the reference: an idle database costs nothing"; ARCHITECTURE.md "Idle
+("Beyond the reference: an idle database costs nothing"; ARCHITECTURE.md "Idle
 live queries").
 
 `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE` picks what svc trusts to hear every write:
