@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -23,3 +24,17 @@ def test_ruff_is_clean() -> None:
 def test_mypy_strict_is_clean() -> None:
     result = run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_comments_say_why_not_when() -> None:
+    """No `issue N` tags under svc/: a comment names the rule's source (the spec, the
+    reference, an ARCHITECTURE section), not the ticket that brought it."""
+    tag = re.compile(r"\bissues? \d+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "svc").rglob("*"))
+        if path.suffix in {".py", ".js", ".html", ".lark"}
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if tag.search(line)
+    ]
+    assert found == []
