@@ -9,7 +9,6 @@ GraphQL error.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,9 +29,6 @@ from svc.sql.render import Statement, render_root
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-# Databases whose mutations notify the tables they wrote (`SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE`
-# = mutations; `svc.api.live.registry.LiveQueries` adds its engine's).
-ANNOUNCING: weakref.WeakSet[Database] = weakref.WeakSet()
 # The session variables and the statement time limit (milliseconds), both transaction-local,
 # in one round trip.
 SESSION_SQL = "SELECT set_config('svc.user', $1, true), set_config('statement_timeout', $2, true)"
@@ -170,6 +166,6 @@ async def execute_mutation(
     limit = db.timeout_setting(timeout)
     async with db.transaction() as conn:
         body = await MutationRunner(conn, tables, variables, session, limit).run(roots)
-        if db in ANNOUNCING:  # idle live queries hear the tables written, at commit
+        if db.announces_writes:  # idle live queries hear the tables written, at commit
             await conn.execute(NOTIFY_WRITES_SQL)
         return body

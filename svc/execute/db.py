@@ -265,6 +265,8 @@ class Database:
     `statement_timeout` (seconds, 0: none) is the server-wide default time limit of a
     GraphQL statement (`--statement-timeout`); a call's own `timeout` (None: that default)
     overrides it. Metadata operations and `run_sql` (admin only) have no limit.
+    `announces_writes`: whether mutations on it notify the tables they wrote (set by the
+    live queries of its engine under `SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE=mutations`).
     """
 
     def __init__(
@@ -274,6 +276,7 @@ class Database:
         self.url = url
         self.reads = reads
         self.statement_timeout = statement_timeout
+        self.announces_writes = False
 
     @classmethod
     async def connect(

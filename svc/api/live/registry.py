@@ -15,7 +15,6 @@ from typing import Any
 from svc.api.live.handle import LiveHandle
 from svc.api.live.poller import LiveQuery
 from svc.api.live.watch import WriteWatch, parse_payload
-from svc.api.mutation import ANNOUNCING
 from svc.execute.db import Database
 from svc.sql.live import LiveStatement
 
@@ -41,7 +40,7 @@ class LiveQueries:
         self.queries: dict[Any, LiveQuery] = {}
         self.watch = WriteWatch(skip_idle)
         if skip_idle == "mutations":
-            ANNOUNCING.add(db)
+            db.announces_writes = True
 
     @property
     def listens(self) -> bool:
