@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from graphql import build_schema, introspection_from_schema
 
-from svc.api.state import State
+from svc.api.state import Resources, State
 from svc.cli.compile import format_statements, operation_sql
 from svc.metadata.model import metadata_from_obj
 from svc.metadata.remote_schemas import remote_schemas
@@ -118,11 +118,12 @@ def state(pg_url: str) -> Iterator[State]:
             await db.close()
         md = metadata_from_obj(METADATA)
         found = introspection_from_schema(build_schema(REMOTE_SDL))
+        resources = Resources()
         for entry in remote_schemas(md):
-            remote_registry.record(
+            resources.remotes.record(
                 entry, remote_registry.Introspected({"__schema": found["__schema"]})
             )
-        return State.build(1, md, catalog)
+        return State.build(1, md, catalog, resources=resources)
 
     built = asyncio.run(setup())
     assert not built.ir.inconsistencies

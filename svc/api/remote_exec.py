@@ -14,7 +14,6 @@ from typing import Any
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
-    GraphQLObjectType,
     OperationDefinitionNode,
     OperationType,
 )
@@ -25,18 +24,11 @@ from svc.api.remote_translate import translate_call
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import find_remote
 from svc.outbound import forwarded
+from svc.plan.operation import root_type
 from svc.plan.remote_fields import remote_document
 from svc.schema.remote_custom import Customization
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
-
-
-def _root_type(schema: Any, op: OperationDefinitionNode) -> GraphQLObjectType:
-    if op.operation == OperationType.MUTATION:
-        return schema.mutation_type  # type: ignore[no-any-return]
-    if op.operation == OperationType.SUBSCRIPTION:
-        return schema.subscription_type  # type: ignore[no-any-return]
-    return schema.query_type  # type: ignore[no-any-return]
 
 
 async def call_remote(
@@ -63,7 +55,7 @@ async def call_remote(
         types = [t["name"] for t in found.data["__schema"]["types"]] if found and found.data else []
         nodes, fragments, defs, back = translate_call(
             schema,
-            _root_type(schema, op),
+            root_type(schema, op),
             custom,
             types,
             nodes,

@@ -40,7 +40,7 @@ from svc.api.remote_translate import Translation
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import RemoteRelationship, find_remote
 from svc.outbound import forwarded
-from svc.plan.remote_fields import HIDDEN, rel_of, used_names
+from svc.plan.remote_fields import HIDDEN, field_chain, rel_of, used_names
 from svc.schema.remote_custom import Customization
 
 
@@ -146,17 +146,6 @@ def _literal(value: Any, type_: Any) -> ValueNode:
     return node
 
 
-def _field_chain(rel: RemoteRelationship) -> list[tuple[str, dict[str, Any]]]:
-    chain = []
-    spec: Any = rel.remote_field
-    while isinstance(spec, dict) and spec:
-        name, inner = next(iter(spec.items()))
-        inner = inner if isinstance(inner, dict) else {}
-        chain.append((name, inner.get("arguments") or {}))
-        spec = inner.get("field")
-    return chain
-
-
 @dataclass(frozen=True)
 class Target:
     """Where one relationship's calls go: the remote as the role sees it (customized
@@ -188,7 +177,7 @@ def _call_field(
 ) -> FieldNode:
     """`alias: f(args) { g(args) { <selection> } }` for one argument set, in the remote's
     own names (deeper levels aliased to their customized names when those differ)."""
-    chain = _field_chain(rel)
+    chain = field_chain(rel.remote_field)
     parent: Any = target.schema.query_type
     levels = []
     for (name, _), args in zip(chain, args_per_level, strict=True):
@@ -230,7 +219,7 @@ async def _join(
     items: list[tuple[dict[str, Any], str, list[FieldNode], Any]],
 ) -> None:
     """One remote call answering every occurrence in `items`."""
-    chain = _field_chain(rel)
+    chain = field_chain(rel.remote_field)
     sets: dict[str, int] = {}
     calls: list[FieldNode] = []
     placed: list[tuple[dict[str, Any], str, int | None]] = []

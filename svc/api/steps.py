@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from graphql import FieldNode, GraphQLObjectType, OperationDefinitionNode, OperationType
+from graphql import FieldNode, OperationType
 from graphql.execution.collect_fields import collect_fields
 
 from svc.api.actions.output import Projector
@@ -33,6 +33,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
 from svc.outbound import forwarded
 from svc.plan.nodes import QueryPlan
+from svc.plan.operation import root_type
 from svc.plan.steps import (
     ActionLogStep,
     DatabaseStep,
@@ -46,15 +47,6 @@ from svc.session_vars import handler_session
 from svc.sql.render import render_query
 
 _decode = msgspec.json.decode
-
-
-def root_type(schema: Any, op: OperationDefinitionNode) -> GraphQLObjectType:
-    """The root type `op`'s fields are selected on."""
-    if op.operation == OperationType.MUTATION:
-        return schema.mutation_type  # type: ignore[no-any-return]
-    if op.operation == OperationType.SUBSCRIPTION:
-        return schema.subscription_type  # type: ignore[no-any-return]
-    return schema.query_type  # type: ignore[no-any-return]
 
 
 def calls_remote(planned: OperationPlan) -> bool:

@@ -63,7 +63,7 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     functions). Raises `SvcError` for arguments the planner refuses
     (`validation-failed`, `not-supported`, …)."""
     op = given.operation
-    root = _root_type(given.schema, op)
+    root = root_type(given.schema, op)
     outside = selects_outside(given.schema, root, op, given.fragments, given.variables)
     if given.remotes:
         _, _, rels = remote_relationships(given.schema, given.fragments, op)
@@ -73,7 +73,9 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     return _database(given, op, given.fragments)
 
 
-def _root_type(schema: GraphQLSchema, op: OperationDefinitionNode) -> GraphQLObjectType:
+def root_type(schema: GraphQLSchema, op: OperationDefinitionNode) -> GraphQLObjectType:
+    """The root type `op`'s fields are selected on (validation accepted the operation, so
+    it exists)."""
     if op.operation == OperationType.MUTATION:
         found = schema.mutation_type
     elif op.operation == OperationType.SUBSCRIPTION:

@@ -28,7 +28,7 @@ from graphql.execution.collect_fields import collect_fields
 from svc.metadata.remote_schemas import RemoteRelationship, RemoteSchema
 from svc.outbound.headers import HeaderConf
 from svc.plan.nodes import Param, SessionJson, VarRef
-from svc.plan.remote_fields import remote_document
+from svc.plan.remote_fields import field_chain, remote_document
 from svc.plan.steps import ActionLogStep, HttpStep, JoinStep, StepKind
 from svc.schema.info import FieldKind
 
@@ -142,7 +142,7 @@ def remote_joins(
         key = (str(rel.table), rel.name)
         if key in out:
             continue
-        chain = _chain(rel.remote_field)
+        chain = field_chain(rel.remote_field)
         args = chain[-1][1] if chain else {}
         mapping = tuple(_dollar_args(args))
         out[key] = JoinStep(
@@ -160,16 +160,6 @@ def remote_joins(
 def _table_name(name: Any) -> str:
     schema, table = getattr(name, "schema", None), getattr(name, "name", name)
     return f"{schema}.{table}" if schema else str(table)
-
-
-def _chain(spec: Any) -> list[tuple[str, dict[str, Any]]]:
-    chain = []
-    while isinstance(spec, dict) and spec:
-        name, inner = next(iter(spec.items()))
-        inner = inner if isinstance(inner, dict) else {}
-        chain.append((name, inner.get("arguments") or {}))
-        spec = inner.get("field")
-    return chain
 
 
 def _dollar_args(spec: Any, path: str = "") -> list[tuple[str, str]]:

@@ -183,3 +183,15 @@ def strip_relationships(
     join columns, and whether there was any (`remote_relationships`)."""
     new_op, fragments, found = remote_relationships(schema, prepared.fragments, op)
     return new_op, fragments, bool(found)
+
+
+def field_chain(spec: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A remote relationship's `remote_field` (`{name: {arguments, field: {...}}}`) as
+    its path: `(field name, arguments)` from the remote's root down."""
+    chain = []
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        inner = inner if isinstance(inner, dict) else {}
+        chain.append((name, inner.get("arguments") or {}))
+        spec = inner.get("field")
+    return chain
