@@ -380,3 +380,47 @@ def test_metadata_roles() -> None:
     md = metadata_from_obj(METADATA)
     assert metadata_roles(md) == ("admin", "reader", "user", "writer")
     assert PERMISSION_KINDS == ("insert", "select", "update", "delete")
+
+
+def role_defaults(source: str) -> list[int]:
+    """Lines where a parameter or a class field named `role` has a default value (a
+    caller that forgets the role would get one silently: fail-open for `admin`)."""
+    found: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            with_default = positional[len(positional) - len(args.defaults) :]
+            kw = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+            found += [a.lineno for a in [*with_default, *kw] if a.arg == "role"]
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and node.value is not None
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "role"
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_role_has_a_default() -> None:
+    found = [
+        f"{path.relative_to(SVC.parent)}:{line}"
+        for path in sorted(SVC.rglob("*.py"))
+        for line in role_defaults(path.read_text())
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("source", "count"),
+    [
+        ('def f(role: str = "admin") -> None: ...', 1),
+        ("def f(*, role: str = ADMIN_ROLE) -> None: ...", 1),
+        ("class C:\n    role: str = 'admin'\n", 1),
+        ("def f(role: str, other: int = 1) -> None: ...", 0),
+        ("class C:\n    role: str\n", 0),
+    ],
+)
+def test_the_role_default_walker(source: str, count: int) -> None:
+    assert len(role_defaults(source)) == count

@@ -40,8 +40,8 @@ async def call_remote(
     req: Any,
     session: dict[str, str],
     client_headers: list[tuple[str, str]] | None,
-    schema: Any = None,
-    role: str = "",
+    schema: Any,
+    role: str,
 ) -> dict[str, Any]:
     """Send root fields `nodes` to remote `name` (in its own names when customized,
     `svc.api.remote_translate`); its decoded answer, `data` in the client's names."""
@@ -69,9 +69,9 @@ async def call_remote(
             directives=(),
             selection_set=op.selection_set,
         )
-    if role:  # the role view decides whether presets apply (`apply_presets`)
-        mutation = op.operation == OperationType.MUTATION
-        nodes, fragments = apply_presets(entry, role, session, nodes, fragments, mutation=mutation)
+    # The role view decides whether presets apply (`apply_presets`).
+    mutation = op.operation == OperationType.MUTATION
+    nodes, fragments = apply_presets(entry, role, session, nodes, fragments, mutation=mutation)
     text, names = remote_document(op, nodes, fragments)
     body: dict[str, Any] = {"query": text}
     given = req.variables or {}
