@@ -487,8 +487,10 @@ def test_the_handlers_set_cookie_reaches_the_client(srv: ServerProcess, hook: Ht
 
 def test_explain_of_an_action_field_is_refused(srv: ServerProcess) -> None:
     r = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ many { id } }"}})
+    # Hasura.GraphQL.Explain.explainQueryField: RFAction -> throw400 InvalidParams.
     assert r.status_code == 400
-    assert r.json()["code"] == "not-supported"
+    assert r.json()["code"] == "invalid-params"
+    assert r.json()["error"] == "query actions cannot be explained"
 
 
 def test_websocket_operations_forward_the_connections_headers(

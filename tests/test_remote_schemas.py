@@ -271,7 +271,9 @@ def test_remote_fields_refused_where_only_sql_runs(srv: ServerProcess) -> None:
     assert error["payload"]["errors"][0]["extensions"]["code"] == "not-supported"
     assert complete == {"type": "complete", "id": "1"}
     explain = srv.client.post("/v1/graphql/explain", json={"query": {"query": "{ hello }"}})
-    assert explain.status_code == 400 and explain.json()["code"] == "not-supported"
+    # Hasura.GraphQL.Explain.explainQueryField: RFRemote -> throw400 InvalidParams.
+    assert explain.status_code == 400 and explain.json()["code"] == "invalid-params"
+    assert explain.json()["error"] == "only hasura queries can be explained"
 
 
 def test_remote_down_at_start(pg_url: str, remotes: dict[str, Any]) -> None:

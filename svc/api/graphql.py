@@ -129,20 +129,21 @@ _errors_body = errors_body
 
 
 def _not_explainable(op: OperationDefinitionNode, planned: OperationPlan) -> SvcError:
-    """400 `not-supported` for an operation only the database step path can answer (a
-    subscription, explain) that has other steps: the reference's messages
-    (`Hasura.GraphQL.Explain`), "subscription to remote server is not supported" for a
-    subscription."""
+    """The refusal of an operation only the database step path can answer (a subscription,
+    explain) that has other steps: 400 `not-supported` "subscription to remote server is
+    not supported" for a subscription; for explain, 400 `invalid-params` with the
+    reference's messages (`Hasura.GraphQL.Explain.explainQueryField`: `throw400
+    InvalidParams`)."""
     kinds = {step.kind for step in planned.steps}
     if op.operation == OperationType.SUBSCRIPTION:
-        message = NOT_SUPPORTED
-    elif StepKind.REMOTE_SCHEMA in kinds:
+        return SvcError(ErrorCode.NOT_SUPPORTED, NOT_SUPPORTED)
+    if StepKind.REMOTE_SCHEMA in kinds:
         message = "only hasura queries can be explained"
     elif StepKind.ACTION in kinds or StepKind.ACTION_LOG in kinds:
         message = "query actions cannot be explained"
     else:
         message = "queries with remote relationships cannot be explained"
-    return SvcError(ErrorCode.NOT_SUPPORTED, message)
+    return SvcError(ErrorCode.INVALID_PARAMS, message)
 
 
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
