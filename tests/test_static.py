@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -38,3 +39,36 @@ def test_comments_say_why_not_when() -> None:
         if tag.search(line)
     ]
     assert found == []
+
+
+def writes_to_std_streams(source: str) -> list[int]:
+    """Lines that write to the process's streams by hand: `sys.stdout`/`sys.stderr` or
+    `print(...)`."""
+    found: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in {"stdout", "stderr"}
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        ) or (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_log_lines_go_through_logging() -> None:
+    """One logging setup (`svc/logs.py`): below the CLI (whose output and messages are
+    the user's), no module writes to stdout or stderr itself."""
+    svc = ROOT / "svc"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(svc.rglob("*.py"))
+        if path != svc / "logs.py" and "cli" not in path.relative_to(svc).parts
+        for line in writes_to_std_streams(path.read_text())
+    ]
+    assert found == []
+
+
+def test_the_stream_walker_finds_writes() -> None:
+    assert writes_to_std_streams("import sys\nsys.stderr.write('x')\nprint('y')\n") == [2, 3]
+    assert writes_to_std_streams("import logging\nlogging.getLogger(__name__).info('x')\n") == []
