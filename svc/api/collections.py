@@ -49,18 +49,12 @@ T = TypeVar("T")
 # Stored queries against the schema
 
 
-_schemas: list[tuple[Ir, GraphQLSchema]] = []  # the admin schemas of the last two IRs
-
-
 def admin_schema(ir: Ir) -> GraphQLSchema:
-    """The admin GraphQL schema of `ir` (the last two are kept: a check compares the IR
-    before and after one operation)."""
-    for known, schema in _schemas:
-        if known is ir:
-            return schema
-    schema = build_schema(ir, ADMIN_ROLE)
-    _schemas.insert(0, (ir, schema))
-    del _schemas[2:]
+    """The admin GraphQL schema of `ir`, built once per IR (`Ir.derived`: a check compares
+    the IR before and after one operation, each asked more than once)."""
+    if __name__ not in ir.derived:
+        ir.derived[__name__] = build_schema(ir, ADMIN_ROLE)
+    schema: GraphQLSchema = ir.derived[__name__]
     return schema
 
 

@@ -298,11 +298,15 @@ class Ir:
     entry is `DEFAULT_SOURCE`'s (each carries its `source`), so the maps are that source's.
 
     `cache` records how the tables were built, for the next `build_ir(…, previous=this)`;
-    it is not part of the IR's value.
+    `derived` holds what later layers compute once from this IR (the schema-name check,
+    the admin schema metadata checks query against), keyed by their module's name. Neither
+    is part of the IR's value: an IR is never changed once built, so what is derived from
+    it stays true.
     """
 
     tables: dict[QualifiedName, Table]
     inconsistencies: tuple[Inconsistency, ...] = ()
     functions: dict[QualifiedName, Function] = field(default_factory=dict)
     cache: IrCache | None = field(default=None, compare=False, repr=False)
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     actions: Any = None  # `svc.ir.actions.ActionsIr`, None without actions

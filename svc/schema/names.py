@@ -119,21 +119,13 @@ def plain_names(ir: Ir) -> bool:
     return _names_problem(ir) is None
 
 
-# The last IRs checked, with their answers: a metadata write checks its new IR, then every
-# role's schema build asks again about the same one (`_names_problem` walks every name:
-# ~10 ms for 2,000 tables).
-_checked: tuple[tuple[Ir, SvcError | None], ...] = ()
-
-
 def _names_problem(ir: Ir) -> SvcError | None:
-    """`_first_problem(_collect(ir))`, remembered for the last two IRs (by identity: an
-    IR is never changed once built)."""
-    global _checked
-    for seen, answer in _checked:
-        if seen is ir:
-            return answer
-    answer = _first_problem(_collect(ir))
-    _checked = ((ir, answer), *_checked[:1])  # the new IR and the one before it
+    """`_first_problem(_collect(ir))`, remembered on the IR (`Ir.derived`): a metadata
+    write checks its new IR, then every role's schema build asks again about the same one
+    (the walk over every name takes ~10 ms for 2,000 tables)."""
+    if __name__ not in ir.derived:
+        ir.derived[__name__] = _first_problem(_collect(ir))
+    answer: SvcError | None = ir.derived[__name__]
     return answer
 
 
