@@ -72,3 +72,18 @@ def test_log_lines_go_through_logging() -> None:
 def test_the_stream_walker_finds_writes() -> None:
     assert writes_to_std_streams("import sys\nsys.stderr.write('x')\nprint('y')\n") == [2, 3]
     assert writes_to_std_streams("import logging\nlogging.getLogger(__name__).info('x')\n") == []
+
+
+def test_no_module_global_state() -> None:
+    """State is passed, not kept in module globals: no `global` statement under svc/ but
+    the process's signal state (a signal handler is process-wide by nature)."""
+    allowed = {"svc/server/lifecycle.py"}
+    svc = ROOT / "svc"
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted(svc.rglob("*.py"))
+        if str(path.relative_to(ROOT)) not in allowed
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Global)
+    ]
+    assert found == []
