@@ -251,6 +251,9 @@ class Config:
     # reports them; the schema reads the variable itself when it is built.
     experimental_features: tuple[str, ...] = ()
     live_queries_skip_idle: str = "off"  # off | mutations | triggers (svc/api/live/watch.py)
+    # The schema pgcrypto is created in when svc first initialises its catalog (the
+    # reference's `HASURA_GRAPHQL_METADATA_DATABASE_EXTENSIONS_SCHEMA`, default `public`).
+    extensions_schema: str = "public"
     # Operating (svc/server/metrics.py, console.py): the bearer secret of `/v1/metrics`,
     # the lowest level of log lines written, and whether `/console` serves GraphiQL.
     metrics_secret: str = ""
@@ -323,6 +326,8 @@ class Config:
             ),
             "experimental_features": experimental_features(e),
             "live_queries_skip_idle": e.get("SVC_GRAPHQL_LIVE_QUERIES_SKIP_IDLE") or "off",
+            "extensions_schema": e.get("SVC_GRAPHQL_METADATA_DATABASE_EXTENSIONS_SCHEMA")
+            or "public",
             "metrics_secret": e.get("SVC_GRAPHQL_METRICS_SECRET", ""),
             "log_level": _log_level(e.get("SVC_GRAPHQL_LOG_LEVEL")),
             "enable_console": _bool(e.get("SVC_GRAPHQL_ENABLE_CONSOLE")),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -50,6 +51,8 @@ from svc.workers.periodic import PeriodicSpec
 
 _encode = msgspec.json.encode
 STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
+
+_log = logging.getLogger(__name__)
 
 
 class Engine:
@@ -129,7 +132,11 @@ class Engine:
         db = sources.default
         shared = None
         try:
-            await db.init_catalog()
+            if not await db.init_catalog(config.extensions_schema):
+                _log.warning(
+                    "svc: pgcrypto is not available in this Postgres, so it was not created "
+                    "(the reference requires it; svc's catalog does not)"
+                )
             state = await cls._load(db, Resources.of(config))
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)

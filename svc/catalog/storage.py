@@ -37,6 +37,20 @@ INIT_SQL += ACTION_LOG_DDL  # async actions' calls
 # Serialises catalog creation across processes starting at once.
 INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424242)"
 
+# Whether svc's catalog exists yet (the reference creates pgcrypto only when it first
+# initialises its catalog: `Hasura.Server.Migrate`, `enablePgcryptoExtension`).
+CATALOG_EXISTS_SQL = "SELECT to_regclass('hdb_catalog.hdb_version') IS NOT NULL"
+# Whether this server can create pgcrypto (the reference's `isExtensionAvailable`).
+PGCRYPTO_AVAILABLE_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'pgcrypto')"
+)
+#: The reference's message when the role may not create pgcrypto (500 `postgres-error`).
+PGCRYPTO_PERMISSION = (
+    "pgcrypto extension is required, but the current user doesn't have permission to "
+    "create it. Please grant superuser permission, or setup the initial schema via "
+    "https://hasura.io/docs/latest/graphql/core/deployment/postgres-permissions.html"
+)
+
 READ_METADATA_SQL = (
     "SELECT metadata::text, resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1"
 )

@@ -16,11 +16,14 @@ import asyncpg
 
 from svc.catalog.introspect import INTROSPECTION_SQL, DbCatalog, decode_catalog
 from svc.catalog.storage import (
+    CATALOG_EXISTS_SQL,
     INIT_LOCK_SQL,
     INIT_SQL,
     LOCK_METADATA_SQL,
     NOTIFY_CHANNEL,
     NOTIFY_SQL,
+    PGCRYPTO_AVAILABLE_SQL,
+    PGCRYPTO_PERMISSION,
     READ_METADATA_SQL,
     READ_VERSION_SQL,
     WRITE_METADATA_SQL,
@@ -33,6 +36,7 @@ from svc.execute.errors import (
     statement_timeout_error,
 )
 from svc.metadata.model import DEFAULT_SOURCE
+from svc.sql.render import ident
 
 Connection = asyncpg.Connection
 PostgresError = asyncpg.PostgresError
@@ -258,6 +262,15 @@ class ReadConnections:
         self.opened.clear()
 
 
+async def _create_pgcrypto(conn: asyncpg.Connection, schema: str) -> None:
+    """`CREATE EXTENSION IF NOT EXISTS pgcrypto SCHEMA <schema>` (a no-op when pgcrypto
+    exists in any schema). 500 `postgres-error` with the reference's message on 42501."""
+    try:
+        await conn.execute(f"CREATE EXTENSION IF NOT EXISTS pgcrypto SCHEMA {ident(schema)}")
+    except asyncpg.InsufficientPrivilegeError as exc:
+        raise SvcError(ErrorCode.POSTGRES_ERROR, PGCRYPTO_PERMISSION, status=500) from exc
+
+
 class Database:
     """A pool (metadata, mutations, explain, run_sql) plus the read path's connections,
     and catalog helpers. Create with `await Database.connect(url)`.
@@ -338,11 +351,26 @@ class Database:
         default; 0: none), for `set_config('statement_timeout', …, true)`."""
         return timeout_ms(_limit(self.statement_timeout if timeout is None else timeout))
 
-    async def init_catalog(self) -> None:
-        """Create `hdb_catalog` if missing (idempotent, safe under concurrent starts)."""
+    async def init_catalog(self, extensions_schema: str = "public") -> bool:
+        """Create `hdb_catalog` if missing (idempotent, safe under concurrent starts).
+
+        When the catalog is new, first create pgcrypto in `extensions_schema` as the
+        reference does (`enablePgcryptoExtension`: Hasura projects' migrations use its
+        functions). Returns False when this Postgres has no pgcrypto to create (the
+        embedded Postgres: the reference refuses to start there; svc's own catalog needs
+        only the core `gen_random_uuid`, so it starts and the caller says so), else True.
+        Raises 500 `postgres-error` with the reference's message when the role may not
+        create the extension (42501).
+        """
+        available = True
         async with self.transaction() as conn:
             await conn.execute(INIT_LOCK_SQL)
+            if not await conn.fetchval(CATALOG_EXISTS_SQL):
+                available = bool(await conn.fetchval(PGCRYPTO_AVAILABLE_SQL))
+                if available:
+                    await _create_pgcrypto(conn, extensions_schema)
             await conn.execute(INIT_SQL)
+        return available
 
     async def query_json(
         self, sql: str, args: list[Any], columns: int, timeout: float | None = None
