@@ -80,3 +80,28 @@ def test_drop_inconsistent_metadata_drops_a_broken_action(srv: ServerProcess) ->
     assert "broken" not in str(srv.graphql("{ __schema { mutationType { fields { name } } } }"))
     assert srv.query({"type": "drop_inconsistent_metadata", "args": {}}).status_code == 200
     assert [a["name"] for a in exported(srv)["actions"]] == ["a"]
+
+
+def test_a_query_actions_kind_is_ignored(srv: ServerProcess) -> None:
+    """The reference's `ActionDefinition` parser reads `kind` for mutations only (`"query"
+    -> pure ActionQuery`): a query action with `kind: ""` (seen in published projects) or
+    `asynchronous` is accepted, served as a query and exported without `kind`."""
+    for kind in ("", "asynchronous", "anything"):
+        definition = {"type": "query", "kind": kind, "output_type": "O", "handler": "http://h"}
+        r = srv.query({"type": "update_action", "args": {"name": "a", "definition": definition}})
+        assert r.status_code == 200, r.text
+        (action,) = exported(srv)["actions"]
+        assert "kind" not in action["definition"] and action["definition"]["type"] == "query"
+    whole = exported(srv)
+    whole["actions"][0]["definition"]["kind"] = ""
+    r = srv.query({"type": "replace_metadata", "args": whole})
+    assert r.status_code == 200, r.text
+    schema = srv.graphql("{ __schema { queryType { fields { name } } } }")
+    assert "a" in [f["name"] for f in schema["data"]["__schema"]["queryType"]["fields"]]
+
+
+def test_a_mutation_actions_kind_must_be_a_kind(srv: ServerProcess) -> None:
+    definition = {"type": "mutation", "kind": "", "output_type": "O", "handler": "http://h"}
+    r = srv.query({"type": "create_action", "args": {"name": "m", "definition": definition}})
+    assert r.status_code == 400 and r.json()["code"] == "parse-failed", r.text
+    assert [a["name"] for a in exported(srv)["actions"]] == ["a"]

@@ -30,10 +30,15 @@ class InputArgument(msgspec.Struct, frozen=True, omit_defaults=True):
     description: str | UnsetType | None = UNSET
 
 
+KINDS = ("synchronous", "asynchronous")  # a mutation action's `kind`
+
+
 class ActionDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
     """`definition` of an action (spec 2.2). `type`: `query` or `mutation` (absent:
-    mutation); `kind`: `synchronous` or `asynchronous` (absent: synchronous); `timeout`
-    in seconds (absent: 30)."""
+    mutation); `kind`: `synchronous` or `asynchronous` (absent: synchronous), read for a
+    mutation only: a query action's `kind`, whatever its value (`""` in real projects), is
+    ignored and not exported, as the reference's parser does (`ActionDefinition`'s
+    `FromJSON`: `"query" -> pure ActionQuery`); `timeout` in seconds (absent: 30)."""
 
     handler: str
     # Required by `create_action`/`update_action`; a document stored before actions were
@@ -41,12 +46,21 @@ class ActionDefinition(msgspec.Struct, frozen=True, omit_defaults=True):
     output_type: str | UnsetType = UNSET
     arguments: tuple[InputArgument, ...] | UnsetType | None = UNSET
     type: Literal["query", "mutation"] | UnsetType = UNSET
-    kind: Literal["synchronous", "asynchronous"] | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
     headers: tuple[HeaderConf, ...] | UnsetType | None = UNSET
     forward_client_headers: bool | UnsetType = UNSET
     timeout: int | UnsetType | None = UNSET
     request_transform: JSON | UnsetType | None = UNSET
     response_transform: JSON | UnsetType | None = UNSET
+
+    def __post_init__(self) -> None:
+        """Drop a query action's `kind`; refuse a mutation's that is neither kind (msgspec
+        reports the ValueError at `…definition` as a validation error)."""
+        if self.type == "query":
+            if self.kind is not UNSET:
+                msgspec.structs.force_setattr(self, "kind", UNSET)
+        elif self.kind is not UNSET and self.kind not in KINDS:
+            raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
 
     @property
     def operation(self) -> str:
