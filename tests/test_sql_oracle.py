@@ -54,10 +54,11 @@ def test_known_gaps_are_still_gaps(name: str) -> None:
         parse(gap.example)
 
 
-def golden_statements() -> list[str]:
-    """Every statement of the golden files (comments dropped, `;`-terminated)."""
+def golden_statements(paths: list[Path] | None = None) -> list[str]:
+    """Every statement of the golden files (or of `paths`; comments dropped,
+    `;`-terminated)."""
     out: list[str] = []
-    for path in sorted(GOLDEN.glob("*.sql")):
+    for path in sorted(GOLDEN.glob("*.sql")) if paths is None else paths:
         text = "\n".join(ln for ln in path.read_text().splitlines() if not ln.startswith("-- "))
         out.extend(part.strip() for part in text.split(";\n") if part.strip())
     return out
@@ -65,7 +66,8 @@ def golden_statements() -> list[str]:
 
 def test_every_golden_statement_parses() -> None:
     statements = golden_statements()
-    files = len(list(GOLDEN.glob("*.sql")))
+    # A steps snapshot may hold no SQL (an action answered from its call alone).
+    files = sum(bool(golden_statements([path])) for path in GOLDEN.glob("*.sql"))
     assert len(statements) >= files > 40
     report = check(statements, KNOWN_GAPS)
     print(f"golden: {report.summary()}")
