@@ -301,12 +301,13 @@ class Ir:
     `derived` holds what later layers compute once from this IR (the schema-name check,
     the admin schema metadata checks query against), keyed by their module's name. Neither
     is part of the IR's value: an IR is never changed once built, so what is derived from
-    it stays true.
+    it stays true (`derived` is not an init field, so `dataclasses.replace` starts a copy
+    with none).
     """
 
     tables: dict[QualifiedName, Table]
     inconsistencies: tuple[Inconsistency, ...] = ()
     functions: dict[QualifiedName, Function] = field(default_factory=dict)
     cache: IrCache | None = field(default=None, compare=False, repr=False)
-    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     actions: Any = None  # `svc.ir.actions.ActionsIr`, None without actions
