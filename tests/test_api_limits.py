@@ -151,8 +151,9 @@ def refused(server: Server, query: Any, headers: dict[str, str], code: str) -> d
     """The error of a request refused with `code` within 2 s while the tables are locked.
 
     Every worker first serves the current metadata (ten requests on fresh connections
-    reach both workers but for a 2^-9 chance): a worker that catches up on a metadata change introspects the database,
-    which waits for the lock; the refusal itself must not."""
+    reach both workers but for a 2^-9 chance): a worker that catches up on a metadata
+    change introspects the database, which waits for the lock; the refusal itself must
+    not."""
     for _ in range(10):
         server.gql("{ __typename }", {})
     with Locked(server.url):
