@@ -292,7 +292,7 @@ def _check(report: CycleReport, log_path: Path) -> None:
 
 
 def test_start_stop_cycles(data_dir: Path, tmp_path: Path) -> None:
-    report = _run_cycles(10, data_dir, tmp_path)  # each way of stopping twice; 100 in the slow set
+    report = _run_cycles(5, data_dir, tmp_path)  # every way of stopping; 100 in the slow set
     _check(report, tmp_path / "serve.log")
 
 
