@@ -1,4 +1,4 @@
-"""The `svc` command: `serve`, `version`, `metadata export|apply|diff`, `compile`.
+"""The `svc` command: `serve`, `version`, `metadata export|apply|diff`, `compile`, `migrate`.
 
 `svc serve` without a database URL starts a private Postgres (`svc.embedded`) whose
 data lives in `./.svc/pgdata`, reused on the next start and stopped on exit. The options of
@@ -17,6 +17,7 @@ from typing import Any
 
 from svc import logs
 from svc.cli import events as events_command
+from svc.cli import migrate as migrate_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
 from svc.config import SERVE_PID_ENV, env_value, export
 from svc.session_vars import ADMIN_ROLE
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     _metadata_parser(sub)
     _compile_parser(sub)
     events_command.add_parser(sub)  # svc events cleanup
+    migrate_command.add_parser(sub)  # svc migrate apply|status|create
     args = parser.parse_args(argv)
     logs.setup()
     if args.command == "version":
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         return metadata.run(args)
     if args.command == "events":
         return events_command.run(args)
+    if args.command == "migrate":
+        return migrate_command.run(args)
     if args.command == "compile":
         from svc.cli import compile as compile_command
 
