@@ -316,7 +316,7 @@ def test_v2_layout(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) 
     ]
     assert [line.split()[0] for line in out.splitlines()[1:]] == [str(V1), str(V2)]
 
-    assert cli(capsys, "apply", *base)[0] == 0
+    assert cli(capsys, "apply", *base, "--database-name", "ignored_by_v2")[0] == 0
     assert authors(db) == [(1, "ann"), (2, "bob")]
     assert not exists(db, "public.t9")
     assert cli_state(db) == recorded(V1, V2)

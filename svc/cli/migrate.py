@@ -155,7 +155,8 @@ class Source:
 
 
 def read_layout(project: Path, database: str) -> Layout:
-    """The `Layout` of `database` in `project`. `config.yaml` gives `version` (a config
+    """The `Layout` of `database` in `project` (config v2: always `default`).
+    `config.yaml` gives `version` (a config
     without one is v1, as for the CLI) and `migrations_directory` (default `migrations`);
     without `config.yaml` the layout is guessed (`_guess_version`). Raises `MigrateError`
     (status 2) for an unreadable config, config v1 or another version."""
@@ -186,8 +187,8 @@ def read_layout(project: Path, database: str) -> Layout:
         )
     if version not in (2, 3, "2", "3"):
         raise MigrateError(f"{config_file}: unknown config version {version!r}", 2)
-    if int(version) == 2:
-        return Layout(2, root, folder, database)
+    if int(version) == 2:  # one database, recorded as `default` (the CLI's datasource)
+        return Layout(2, root, folder, DEFAULT_DATABASE)
     return Layout(3, root / database, f"{folder}/{database}", database)
 
 
