@@ -20,6 +20,7 @@ import msgspec
 
 from svc.api import collections, dml, event_triggers, legacy_writes, remote_ops, scheduled
 from svc.api.actions import ops as action_ops
+from svc.api.catalog_state import OPERATIONS as CATALOG_STATE_OPERATIONS
 from svc.api.op_checks import run_checked
 from svc.api.op_context import SUCCESS, Context, Handler, QueryBody, transition
 from svc.api.op_registry import STANDARD, Check, Operation, Registry, pg
@@ -456,6 +457,7 @@ REGISTRY = Registry.of(
     action_ops.OPERATIONS,
     legacy_writes.OPERATIONS,
     event_triggers.OPERATIONS,
+    CATALOG_STATE_OPERATIONS,
 )
 OPERATIONS = REGISTRY  # every operation by name and alias
 # Operations that never write: they run without taking the metadata row lock.
