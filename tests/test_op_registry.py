@@ -109,4 +109,5 @@ def test_pg_spellings_as_before() -> None:
         "create_cron_trigger",
         "create_action",
     }
-    assert len(REGISTRY) == 125
+    # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view
+    assert len(REGISTRY) == 130

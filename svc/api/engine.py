@@ -22,6 +22,7 @@ import msgspec
 
 from svc.api.actions.live import subscribe_actions
 from svc.api.background import Background
+from svc.api.enum_ops import refresh_enum_values
 from svc.api.graphql import GraphQLService, decode_json, decode_request
 from svc.api.large_body import prepare_large_body
 from svc.api.limits import Defaults
@@ -188,9 +189,9 @@ class Engine:
     async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
         async with db.transaction() as conn:
             text, version = await db.read_metadata(conn, lock=False)
-            catalog = await db.introspect(conn)
+            md = decode_metadata(text)
+            catalog = await db.introspect(conn, md)  # with the enum tables' values
         ir = previous.ir if previous is not None else None
-        md = decode_metadata(text)
         await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes again
         return State.build(version, md, catalog, resources, ir)
 
@@ -283,8 +284,8 @@ class Engine:
                 text, version = await self.db.read_metadata(conn, lock=True)
                 state = self.state
                 if version != state.version:
-                    catalog = await self.db.introspect(conn)
                     md = decode_metadata(text)
+                    catalog = await self.db.introspect(conn, md)
                     state = State.build(version, md, catalog, self._resources, state.ir)
                 if body.resource_version is not None and body.resource_version != version:
                     raise SvcError(
@@ -301,6 +302,7 @@ class Engine:
                 ctx.session = session  # legacy writes set `svc.user` from it
                 result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
+                    await refresh_enum_values(ctx)  # as every worker loading it reads them
                     version = await self.db.write_metadata(
                         conn, encode_metadata(ctx.metadata).decode()
                     )

@@ -18,16 +18,17 @@ from typing import Any
 
 import msgspec
 
-from svc.api import collections, dml, event_triggers, legacy_writes, remote_ops, scheduled
+from svc.api import collections, dml, enum_ops, event_triggers, legacy_writes, remote_ops, scheduled
 from svc.api.actions import ops as action_ops
 from svc.api.catalog_state import OPERATIONS as CATALOG_STATE_OPERATIONS
 from svc.api.op_checks import run_checked
 from svc.api.op_context import SUCCESS, Context, Handler, QueryBody, transition
 from svc.api.op_registry import STANDARD, Check, Operation, Registry, pg
 from svc.catalog.diff import catalog_changes
-from svc.catalog.introspect import DbCatalog
+from svc.catalog.introspect import DbCatalog, without_enum_rows
 from svc.errors import ErrorCode, SvcError
 from svc.execute.db import PostgresError
+from svc.execute.enum_values import read_enum_rows
 from svc.execute.errors import map_run_sql_error
 from svc.execute.run_sql import run_script
 from svc.ir import build_ir
@@ -102,7 +103,10 @@ async def track_table(ctx: Context, body: QueryBody) -> Any:
             f"function with name {table.quoted()} already exists",
             path="$.args",
         )
-    ctx.commit(apply.track_table(ctx.metadata, table, config, is_enum))
+    md = apply.track_table(ctx.metadata, table, config, is_enum)
+    if is_enum:
+        await enum_ops.read_new_enums(ctx, md)
+    ctx.commit(md)
     return SUCCESS
 
 
@@ -165,12 +169,13 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
     except PostgresError as exc:
         raise map_run_sql_error(exc, args.sql) from exc
     catalog = await ctx.db.introspect(ctx.conn)
+    if catalog == without_enum_rows(ctx.catalog):
+        return result  # rows only: the schema (enum values too) stays as it is (Hasura)
     ctx.schema_changed = True
-    if catalog == ctx.catalog:
-        return result
     md = follow_catalog(ctx, catalog, check=args.check_metadata_consistency is not False)
-    ctx.catalog = catalog
     md = keep_existing(md, catalog.table_index(), lambda name: _function_exists(catalog, name))
+    catalog = await read_enum_rows(ctx.conn, md, catalog)
+    ctx.catalog = catalog
     if args.check_metadata_consistency is False:
         ctx.ir = build_ir(md, catalog, ctx.ir)
         ctx.metadata, ctx.metadata_changed = md, True
@@ -245,6 +250,7 @@ async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
         keep = bool(args.get("allow_inconsistent_metadata"))
     else:
         md, keep = metadata_from_obj(args), False
+    await enum_ops.read_new_enums(ctx, md)
     ctx.commit(md, on_new="keep" if keep else "error")
     if keep:
         issues = [i.to_json() for i in ctx.ir.inconsistencies]
@@ -266,10 +272,15 @@ async def clear_metadata(ctx: Context, body: QueryBody) -> Any:
 
 
 async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
-    ctx.catalog = await ctx.db.introspect(ctx.conn)
+    ctx.catalog = await ctx.db.introspect(ctx.conn, ctx.metadata)  # enum values read again
     ctx.ir = build_ir(ctx.metadata, ctx.catalog, ctx.ir)
     ctx.schema_changed = True
-    return {**SUCCESS, "is_consistent": not ctx.ir.inconsistencies}
+    issues = ctx.ir.inconsistencies
+    if not issues:
+        return {**SUCCESS, "is_consistent": True}
+    # The reference lists what is inconsistent, each object with its `name`.
+    objects = [{**i.to_json(), "name": i.name} for i in issues]
+    return {**SUCCESS, "is_consistent": False, "inconsistent_objects": objects}
 
 
 async def get_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
@@ -328,6 +339,8 @@ CONFLICTING = frozenset({Check.REMOTE_CONFLICTS})  # may give a root field a rem
 CORE = [
     _op("run_sql", RunSql, run_sql, frozenset({Check.REMOTE_RENAMES, Check.TRIGGER_COLUMNS})),
     _op("track_table", None, track_table, CONFLICTING),
+    # the reference's older name of `track_table` (version 1 arguments)
+    _op("add_existing_table_or_view", None, track_table, CONFLICTING, alias=False),
     _op("untrack_table", UntrackTable, untrack_table),
     _op(
         "set_table_customization",
@@ -457,6 +470,7 @@ REGISTRY = Registry.of(
     action_ops.OPERATIONS,
     legacy_writes.OPERATIONS,
     event_triggers.OPERATIONS,
+    enum_ops.OPERATIONS,
     CATALOG_STATE_OPERATIONS,
 )
 OPERATIONS = REGISTRY  # every operation by name and alias

@@ -151,9 +151,20 @@ class DbForeignKey(msgspec.Struct, frozen=True):
     ref_columns: tuple[str, ...]
 
 
+class DbEnumRows(msgspec.Struct, frozen=True):
+    """The rows of an enum table (Hasura's `is_enum`) as read when its schema was built:
+    `(primary key text, comment text or None)` per row, in the database's order, or the
+    Postgres error message that reading them raised (`error`)."""
+
+    rows: tuple[tuple[str, str | None], ...] = ()
+    error: str | None = None
+
+
 class DbTable(msgspec.Struct, frozen=True):
     """A table (`kind` `r`/`p`), view (`v`), materialized view (`m`) or foreign table;
-    `oid` identifies it across renames."""
+    `oid` identifies it across renames. `enum_rows` is not introspected: it is filled in
+    for the tables metadata tracks as enums (`svc.execute.enum_values`) and None
+    elsewhere, so a table whose rows changed is a changed catalog table to the IR."""
 
     oid: int
     schema: str
@@ -165,6 +176,7 @@ class DbTable(msgspec.Struct, frozen=True):
     constraints: tuple[DbConstraint, ...]
     unique_indexes: tuple[DbUniqueIndex, ...]
     foreign_keys: tuple[DbForeignKey, ...]
+    enum_rows: DbEnumRows | None = None
 
 
 class DbFunction(msgspec.Struct, frozen=True):
@@ -203,6 +215,18 @@ class DbCatalog(msgspec.Struct, frozen=True):
         for f in self.functions:
             out.setdefault((f.schema, f.name), []).append(f)
         return out
+
+
+def without_enum_rows(catalog: DbCatalog) -> DbCatalog:
+    """`catalog` as introspection alone gives it: no table's `enum_rows` (the same object
+    when none has them), to tell whether the database's structure changed."""
+    if all(t.enum_rows is None for t in catalog.tables):
+        return catalog
+    tables = tuple(
+        t if t.enum_rows is None else msgspec.structs.replace(t, enum_rows=None)
+        for t in catalog.tables
+    )
+    return msgspec.structs.replace(catalog, tables=tables)
 
 
 _decoder = msgspec.json.Decoder(DbCatalog)

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.dir / exc.file}: {exc.path}: {exc.message}", file=sys.stderr)
         return 2
     try:
-        catalog = asyncio.run(introspect(args.database_url))
+        catalog = asyncio.run(introspect(args.database_url, md))
     except SvcError as exc:
         detail = (exc.internal or {}).get("message") if isinstance(exc.internal, dict) else None
         print(f"svc compile: {exc.message}" + (f" ({detail})" if detail else ""), file=sys.stderr)
@@ -114,13 +114,14 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-async def introspect(url: str) -> DbCatalog:
-    """The catalog of the database at `url` (one read-only transaction); raises `SvcError`
-    `postgres-error` when it cannot be reached."""
+async def introspect(url: str, md: Metadata | None = None) -> DbCatalog:
+    """The catalog of the database at `url` (one read-only transaction), with the values
+    of `md`'s enum tables read as the server reads them (`Database.introspect`); raises
+    `SvcError` `postgres-error` when it cannot be reached."""
     db = await Database.connect(url, min_size=1, max_size=1)
     try:
         async with db.transaction(read_only=True) as conn:
-            return await db.introspect(conn)
+            return await db.introspect(conn, md)
     finally:
         await db.close()
 

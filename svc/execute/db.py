@@ -29,13 +29,14 @@ from svc.catalog.storage import (
     WRITE_METADATA_SQL,
 )
 from svc.errors import ErrorCode, SvcError
+from svc.execute.enum_values import read_enum_rows
 from svc.execute.errors import (
     connection_error,
     is_connection_error,
     map_query_error,
     statement_timeout_error,
 )
-from svc.metadata.model import DEFAULT_SOURCE
+from svc.metadata.model import DEFAULT_SOURCE, Metadata
 from svc.sql.render import ident
 
 Connection = asyncpg.Connection
@@ -407,10 +408,14 @@ class Database:
 
     # -- catalog ------------------------------------------------------------------------
     @staticmethod
-    async def introspect(conn: asyncpg.Connection) -> DbCatalog:
-        """The catalog as seen by `conn` (inside its transaction, if any)."""
-        text = await conn.fetchval(INTROSPECTION_SQL)
-        return decode_catalog(text)
+    async def introspect(conn: asyncpg.Connection, metadata: Metadata | None = None) -> DbCatalog:
+        """The catalog as seen by `conn` (inside its transaction, if any); with `metadata`,
+        also the rows of the tables it tracks as enums (`svc.execute.enum_values`), as
+        every schema built from the database needs them."""
+        catalog = decode_catalog(await conn.fetchval(INTROSPECTION_SQL))
+        if metadata is not None:
+            catalog = await read_enum_rows(conn, metadata, catalog)
+        return catalog
 
     @staticmethod
     async def read_metadata(conn: asyncpg.Connection, *, lock: bool) -> tuple[bytes, int]:

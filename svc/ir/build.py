@@ -18,6 +18,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.ir.actions import build_actions
 from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
 from svc.ir.checks import metadata_checks
+from svc.ir.enums import enum_issue, enum_values, left_out_enums, onto_left_out
 from svc.ir.functions import resolve_computed_field, resolve_function
 from svc.ir.model import (
     SCALAR_NAMES,
@@ -69,9 +70,12 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     cache = previous.cache if previous is not None and previous.cache is not None else _EMPTY
     run = _Run(entries, dbs, cache, catalog, index)
     builds = run.builds()
+    dropped = left_out_enums(issues)
     for attribute in ("relationship_issues", "computed_field_issues", "permission_issues"):
         for build in builds.values():
             found = getattr(build, attribute)
+            if found and dropped and attribute == "relationship_issues":
+                found = onto_left_out(found, dropped)
             if found:
                 issues.extend(found)
     functions = _functions(md, run.fn_index, set(entries), issues)
@@ -272,6 +276,11 @@ def _resolved(
                 )
             )
             continue
+        if entry.is_enum:
+            issue = enum_issue(name, db)
+            if issue is not None:  # not tracked as far as the rest is concerned (Hasura)
+                issues.append(issue)
+                continue
         entries[name] = entry
         dbs[name] = db
     return entries, dbs
@@ -283,6 +292,7 @@ def _base(entry: TableEntry, db: DbTable, prev: TableBuild | None) -> Table:
     if (
         prev is not None
         and same(prev.entry.configuration, entry.configuration)
+        and prev.entry.is_enum == entry.is_enum
         and same(prev.db, db)
     ):
         return prev.base
@@ -571,6 +581,12 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
         comment=(config.comment if config and config.comment else None) or db.comment,
         updatable=db.updatable if db.kind in ("v", "f") else (28 if db.kind in ("r", "p") else 0),
         source=DEFAULT_SOURCE,  # a document's tables are its one source's (`Metadata`)
+        enum_values=enum_values(db) if entry.is_enum else None,
+        foreign_keys=tuple(
+            (fk.columns[0], QualifiedName(fk.ref_table, fk.ref_schema), fk.ref_columns[0])
+            for fk in db.foreign_keys
+            if len(fk.columns) == 1
+        ),
     )
 
 

@@ -150,6 +150,15 @@ class Function:
 
 
 @dataclass(frozen=True, slots=True)
+class EnumValue:
+    """One value of an enum table (Hasura's `is_enum`): the primary key's text, a valid
+    GraphQL name, and the comment column's text as its description."""
+
+    name: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RootFields:
     """Names of a table's root fields (defaults from Hasura's scheme, or customised)."""
 
@@ -196,6 +205,11 @@ class Table:
     update_permissions: dict[str, UpdatePermission] = field(default_factory=dict)
     delete_permissions: dict[str, DeletePermission] = field(default_factory=dict)
     source: str = DEFAULT_SOURCE
+    # An enum table's values (`is_enum` and valid, `svc.ir.enums`), else None.
+    enum_values: tuple[EnumValue, ...] | None = None
+    # Single-column foreign keys: (local column, target table, target column); a column
+    # referencing an enum table's key takes its enum type (`svc.ir.enums.enum_references`).
+    foreign_keys: tuple[tuple[str, QualifiedName, str], ...] = ()
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
     computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)

@@ -157,6 +157,16 @@ def schema_operators(scalar: str, type_name: str) -> tuple[Operator, ...]:
     )
 
 
+# An enum column's operators (the reference's `equalityOperators`; an enum reference is
+# not a scalar, so none of the ordering, text, jsonb or PostGIS ones apply).
+_EQUALITY = frozenset({"_eq", "_neq", "_in", "_nin", "_is_null"})
+
+
+def enum_operators() -> tuple[Operator, ...]:
+    """The operators of `<table>_enum_comparison_exp`, in table order."""
+    return tuple(op for op in _TABLE if op.name in _EQUALITY)
+
+
 def is_column_operator(name: str) -> bool:
     """True for a column comparison (`_ceq`, …): its operand names another column."""
     op = OPERATORS.get(name)

@@ -51,6 +51,7 @@ from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
 from svc.schema.agg_bool_exp import aggregate_fields
+from svc.schema.enums import enum_comparison_exp, enum_table_of, enum_type
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
@@ -207,7 +208,21 @@ class SchemaBuilder:
             found = self._enum_value[key] = self.t.enum_value(value, description)
         return found
 
+    def column_type(self, table: Table, column: Column) -> Any:
+        """The GraphQL type of a value of `table.column`: the enum of the enum table it
+        references (`svc.schema.enums`), else its scalar."""
+        enum = enum_table_of(self, table, column)
+        return enum_type(self, enum) if enum is not None else self.scalar(column.scalar)
+
     # -- comparison expressions ---------------------------------------------------------
+    def column_comparison(self, table: Table, column: Column) -> GraphQLInputObjectType:
+        """The comparison expression of `table.column` in `where`: its enum's
+        (`<table>_enum_comparison_exp`) or its scalar's."""
+        enum = enum_table_of(self, table, column)
+        if enum is not None:
+            return enum_comparison_exp(self, enum)
+        return self.comparison_exp(column)
+
     def comparison_exp(self, column: Column) -> GraphQLInputObjectType:
         """`<Scalar>_comparison_exp` with the operators the reference offers for the type."""
         scalar = self.scalar(column.scalar)
@@ -317,8 +332,8 @@ class SchemaBuilder:
             )
         return found
 
-    def _column_field(self, column: Column) -> GraphQLField:
-        out: Any = self.scalar(column.scalar)
+    def _column_field(self, table: Table, column: Column) -> GraphQLField:
+        out: Any = self.column_type(table, column)
         if not column.nullable:
             out = self.nn(out)
         args: dict[str, GraphQLArgument] | None = None
@@ -331,7 +346,7 @@ class SchemaBuilder:
     def _object_fields(self, table: Table) -> dict[str, GraphQLField]:
         fields: dict[str, GraphQLField] = {}
         for column in self.cols(table):
-            fields[column.gql_name] = self._column_field(column)
+            fields[column.gql_name] = self._column_field(table, column)
         for cf in self.computed_fields(table):
             fields[cf.name] = self._computed_field(cf)
         for rel in table.relationships:
@@ -360,7 +375,7 @@ class SchemaBuilder:
                     rel.comment or "An aggregate relationship",
                     _info(FieldKind.ARRAY_AGG, table=target, relationship=rel),
                 )
-        return fields
+        return dict(sorted(fields.items()))  # by name, as the reference introspects them
 
     def _object_rel_type(self, rel: Relationship, target: Table) -> Any:
         """`target!` when every row has its target row and the role sees every target
@@ -427,7 +442,7 @@ class SchemaBuilder:
             "_or": each,
         }
         for column in self.cols(table):
-            f[column.gql_name] = self.input_field(self.comparison_exp(column))
+            f[column.gql_name] = self.input_field(self.column_comparison(table, column))
         for rel in table.relationships:
             target = self.tables.get(rel.target)
             if target is not None and target.gql_name:
@@ -496,7 +511,13 @@ class SchemaBuilder:
         if found is None:
             cols = [c for c in self.cols(table) if not c.is_array]
             numeric = [c for c in cols if c.is_numeric]
-            ordered = [c for c in cols if c.type_name not in UNORDERED_TYPES]
+            # Enum references are not comparable scalars: no max/min (the reference's
+            # `onlyComparableCols`).
+            ordered = [
+                c
+                for c in cols
+                if c.type_name not in UNORDERED_TYPES and enum_table_of(self, table, c) is None
+            ]
             found = {}
             for op in ALL_AGG_OPS:
                 op_cols = numeric if op in NUMERIC_AGG_OPS else ordered
@@ -681,7 +702,7 @@ class SchemaBuilder:
         out = {}
         for col_name in table.primary_key:
             col = table.column_map[col_name]
-            out[col.gql_name] = self.argument(self.nn(self.scalar(col.scalar)))
+            out[col.gql_name] = self.argument(self.nn(self.column_type(table, col)))
         return out
 
     def functions(self, exposed_as: str) -> tuple[Function, ...]:

@@ -105,7 +105,7 @@ class MutationTypes:
     def _insert_fields(self, table: Table) -> dict[str, GraphQLInputField]:
         b = self.b
         cols = self.insert_cols(table) or ()
-        f = {c.gql_name: b.input_field(b.scalar(c.scalar)) for c in cols}
+        f = {c.gql_name: b.input_field(b.column_type(table, c)) for c in cols}
         for rel in table.relationships:
             target = b.ir.tables.get(rel.target)
             if target is None or not target.gql_name or self.insert_cols(target) is None:
@@ -189,7 +189,7 @@ class MutationTypes:
         b = self.b
         return self._input(
             f"{table.gql_name}_{suffix}",
-            lambda: {c.gql_name: b.input_field(scalar or b.scalar(c.scalar)) for c in cols},
+            lambda: {c.gql_name: b.input_field(scalar or b.column_type(table, c)) for c in cols},
             INPUT_DESCRIPTIONS[suffix].format(table=table.name),
         )
 
@@ -236,7 +236,7 @@ class MutationTypes:
             out = {}
             for name in table.primary_key:
                 col = table.column_map[name]
-                out[col.gql_name] = b.input_field(b.nn(b.scalar(col.scalar)))
+                out[col.gql_name] = b.input_field(b.nn(b.column_type(table, col)))
             return out
 
         return self._input(
@@ -372,7 +372,7 @@ class MutationTypes:
             columns = [table.column_map[c] for c in table.primary_key]
             out[rf.delete_by_pk] = t.field(
                 b.object_type(table),
-                {c.gql_name: b.argument(b.nn(b.scalar(c.scalar))) for c in columns},
+                {c.gql_name: b.argument(b.nn(b.column_type(table, c))) for c in columns},
                 f'delete single row from the table: "{table.name}"',
                 _info(FieldKind.DELETE_BY_PK, table=table),
             )

@@ -112,7 +112,7 @@ def value_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
     def make() -> GraphQLInputObjectType:
         return b.t.input_type(
             name,
-            lambda: {c.gql_name: b.input_field(b.scalar(c.scalar)) for c in b.cols(table)},
+            lambda: {c.gql_name: b.input_field(b.column_type(table, c)) for c in b.cols(table)},
             "Initial value of the column from where the streaming should start",
         )
 
