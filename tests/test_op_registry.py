@@ -54,7 +54,8 @@ def test_duplicates_are_refused() -> None:
 
 
 def test_flags_derived_from_the_records() -> None:
-    assert {"export_metadata", "get_inconsistent_metadata", "select"} == READ_ONLY
+    reads = {"export_metadata", "get_inconsistent_metadata", "get_catalog_state", "select"}
+    assert reads == READ_ONLY
     assert {"select"} == ROLE_OPERATIONS
 
 

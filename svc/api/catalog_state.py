@@ -23,7 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from svc.api.op_context import SUCCESS, Context, QueryBody
-from svc.api.op_registry import Operation
+from svc.api.op_registry import SYNC_ONLY, Operation
 from svc.metadata.args import parse_args
 
 GET_SQL = (
@@ -70,14 +70,14 @@ OPERATIONS = [
         handler=get_catalog_state,
         args=GetCatalogState,
         read_only=True,
-        checks=frozenset(),
+        checks=SYNC_ONLY,  # a no-op: neither changes the document or the catalog
     ),
     Operation(
         name="set_catalog_state",
         handler=set_catalog_state,
         args=SetCatalogState,
         read_only=False,
-        checks=frozenset(),
+        checks=SYNC_ONLY,  # a no-op: neither changes the document or the catalog
     ),
 ]
 """The catalog-state operations (merged into `svc.api.metadata.REGISTRY`)."""
