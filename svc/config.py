@@ -167,6 +167,16 @@ def async_actions_lock_timeout(default: float) -> float:
     return float(os.environ.get(ASYNC_ACTIONS_LOCK_TIMEOUT_ENV) or default)
 
 
+HASURA_COMPAT_ENV = "SVC_GRAPHQL_HASURA_COMPAT"
+
+
+def hasura_compat(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the Hasura names compatibility switch is on (`SVC_GRAPHQL_HASURA_COMPAT`
+    true; `env`, else the process environment): session variables, svc's request headers
+    and JWT claims are spelled `x-hasura-*` instead of `x-svc-*` (`svc.session_vars`)."""
+    return _bool((os.environ if env is None else env).get(HASURA_COMPAT_ENV))
+
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
@@ -277,6 +287,11 @@ class Config:
     # Delivered, errored and archived events older than this many seconds are deleted
     # by the delivery worker once an hour (`--events-retention`; 0: kept forever).
     events_retention: float = 0.0
+    # The Hasura names compatibility switch (`--hasura-compat`, `hasura_compat`): the
+    # process reads and writes `x-hasura-*` session variables, headers and JWT claims
+    # (`svc.session_vars.names_for`; applied by the `App`, ARCHITECTURE.md "Session
+    # variables").
+    hasura_compat: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Config:
@@ -342,6 +357,7 @@ class Config:
             ),
             "websocket_max_operations": int(e.get("SVC_GRAPHQL_WEBSOCKET_MAX_OPERATIONS") or 1000),
             "server_interface": e.get("SVC_GRAPHQL_SERVER_INTERFACE", "asgi").lower(),
+            "hasura_compat": hasura_compat(e),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -1,10 +1,21 @@
 """Session variables: their names, the admin role and their encodings, for every layer.
 
-A session is a role plus session variables: names starting with `PREFIX` (any case in
-metadata and on the wire, stored lower-case), string values. The prefix is written here
-only, so a later setting (Hasura's `x-hasura-`) changes one place; every module asks
-`is_session_variable`/`session_key` instead of comparing prefixes itself
-(`tests/test_role_view.py` finds prefix literals elsewhere).
+A session is a role plus session variables: names starting with the process's prefix (any
+case in metadata and on the wire, stored lower-case), string values. The prefix and every
+name made from it (the role variable, the credential headers, the JWT role claims and
+default claims namespace) are written here only, as a frozen `Names`: `SVC_NAMES`
+(`x-svc-`, the default) or `HASURA_NAMES` (`x-hasura-`, the Hasura names compatibility
+switch `--hasura-compat` / `SVC_GRAPHQL_HASURA_COMPAT`, read by `svc.config`). One
+spelling per process, as the reference has one: under either, the other is not a session
+variable (a request header of the other spelling is an ordinary header; metadata naming
+one is refused, `svc.metadata.session_names`).
+
+The process's `Names` are chosen once at start, before anything reads them: a server's
+`App` (from its `Config`) and the `svc` command (`svc compile`, `svc metadata`) call
+`use_names`; until then they are `SVC_NAMES`. The request path reads none of this per
+request: the server's authentication holds its `Names` from construction. Other modules
+ask `is_session_variable`/`session_key`/`process_names()` instead of comparing prefixes
+themselves (`tests/test_role_view.py` finds prefix literals elsewhere).
 
 Encodings, one each:
 - a JSON value → the text of a variable (`session_text`, lists as `pg_array_literal`);
@@ -16,28 +27,121 @@ Encodings, one each:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import msgspec
 
-#: The prefix of every session variable and of svc's own request headers.
-PREFIX = "x-svc-"
-#: `PREFIX` as the bytes of a raw (lower-case) header name.
-PREFIX_BYTES = PREFIX.encode()
-#: The variable (and request header) naming the acting role.
-ROLE_VARIABLE = PREFIX + "role"
-#: The role that bypasses every permission (Hasura's `admin`).
+from svc.config import HASURA_COMPAT_ENV
+
+#: The role that bypasses every permission (Hasura's `admin`), whatever the names.
 ADMIN_ROLE = "admin"
-#: Request headers carrying credentials: never session variables (Hasura
-#: `modifySessionVariables`).
-ADMIN_SECRET_HEADER = PREFIX + "admin-secret"
-ACCESS_KEY_HEADER = PREFIX + "access-key"
-CREDENTIAL_HEADERS = frozenset({ADMIN_SECRET_HEADER, ACCESS_KEY_HEADER})
-#: The JWT claims naming the roles a token may act as and its default one.
-ALLOWED_ROLES_CLAIM = PREFIX + "allowed-roles"
-DEFAULT_ROLE_CLAIM = PREFIX + "default-role"
-#: Hasura v2's message when a session has no role (`mkUserInfo`).
-ROLE_NOT_FOUND = f"{ROLE_VARIABLE} not found in session variables"
+#: The option that turns on Hasura's names (`svc serve`, `svc compile`, `svc metadata`), as
+#: error hints name it with its variable (`svc.config.HASURA_COMPAT_ENV`).
+HASURA_COMPAT_FLAG = "--hasura-compat"
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """Every name made from one session-variable prefix (all lower-case).
+
+    `prefix`: of every session variable and of the server's own request headers;
+    `role_variable`: the variable (and request header) naming the acting role;
+    `admin_secret_header`, `access_key_header`: credential headers, never session
+    variables (Hasura `modifySessionVariables`); `allowed_roles_claim`,
+    `default_role_claim`: the JWT claims naming the roles a token may act as and its
+    default one; `claims_namespace`: where a JWT's claims are when the JWT configuration
+    names no `claims_namespace`(`_path`); `role_not_found`: Hasura v2's message when a
+    session has no role (`mkUserInfo`); `spelling`: whose names these are and `switch`:
+    how a process gets them (both for hints).
+    """
+
+    prefix: str
+    claims_namespace: str
+    spelling: str
+    switch: str
+    prefix_bytes: bytes
+    role_variable: str
+    admin_secret_header: str
+    access_key_header: str
+    credential_headers: frozenset[str]
+    allowed_roles_claim: str
+    default_role_claim: str
+    role_not_found: str
+
+    @classmethod
+    def of(cls, prefix: str, claims_namespace: str, spelling: str, switch: str) -> Names:
+        """The names made from `prefix` (lower-case, ending in `-`)."""
+        role = prefix + "role"
+        secret, key = prefix + "admin-secret", prefix + "access-key"
+        return cls(
+            prefix=prefix,
+            claims_namespace=claims_namespace,
+            spelling=spelling,
+            switch=switch,
+            prefix_bytes=prefix.encode(),
+            role_variable=role,
+            admin_secret_header=secret,
+            access_key_header=key,
+            credential_headers=frozenset({secret, key}),
+            allowed_roles_claim=prefix + "allowed-roles",
+            default_role_claim=prefix + "default-role",
+            role_not_found=f"{role} not found in session variables",
+        )
+
+    def is_session_variable(self, value: object) -> bool:
+        """True for a string naming a session variable or a server header of these names
+        (`X-Svc-User-Id`), whatever its case."""
+        return isinstance(value, str) and value.lower().startswith(self.prefix)
+
+    def role_session(self, role: str) -> dict[str, str]:
+        """The variables of a session that has none but its role (`{x-svc-role: role}`)."""
+        return {self.role_variable: role}
+
+
+#: svc's own names (the default).
+SVC_NAMES = Names.of(
+    "x-svc-",
+    "https://svc.io/jwt/claims",
+    "svc's",
+    f"without {HASURA_COMPAT_FLAG} ({HASURA_COMPAT_ENV} unset or false)",
+)
+#: Hasura's names (`--hasura-compat`): `X-Hasura-Role`, `https://hasura.io/jwt/claims`, ….
+HASURA_NAMES = Names.of(
+    "x-hasura-",
+    "https://hasura.io/jwt/claims",
+    "Hasura's",
+    f"with {HASURA_COMPAT_FLAG} ({HASURA_COMPAT_ENV}=true)",
+)
+
+
+def names_for(hasura_compat: bool) -> Names:
+    """`HASURA_NAMES` when the Hasura names compatibility switch is on, else `SVC_NAMES`."""
+    return HASURA_NAMES if hasura_compat else SVC_NAMES
+
+
+def other_names(names: Names) -> Names:
+    """The spelling a process with `names` does not read (metadata naming it is refused)."""
+    return SVC_NAMES if names is HASURA_NAMES else HASURA_NAMES
+
+
+class _Process:
+    """The names this process reads session variables with: set once at start by
+    `use_names` (an `App`, the `svc` command), svc's own until then. A class attribute,
+    not a `global`: process-wide by nature, like the reference's one prefix."""
+
+    names: ClassVar[Names] = SVC_NAMES
+
+
+def use_names(names: Names) -> None:
+    """Make `names` this process's (at start, before any metadata is read or request
+    served: nothing re-reads what was decided under the previous names)."""
+    _Process.names = names
+
+
+def process_names() -> Names:
+    """This process's names (`use_names`; `SVC_NAMES` by default)."""
+    return _Process.names
 
 
 def is_admin(role: str) -> bool:
@@ -46,9 +150,9 @@ def is_admin(role: str) -> bool:
 
 
 def is_session_variable(value: object) -> bool:
-    """True for a string naming a session variable or svc header (`X-Svc-User-Id`),
-    whatever its case."""
-    return isinstance(value, str) and value.lower().startswith(PREFIX)
+    """True for a string naming a session variable or server header of this process's
+    names (`X-Svc-User-Id`, or `X-Hasura-User-Id` under the switch), whatever its case."""
+    return isinstance(value, str) and value.lower().startswith(_Process.names.prefix)
 
 
 def session_key(name: str) -> str:
@@ -58,14 +162,14 @@ def session_key(name: str) -> str:
 
 def role_session(role: str) -> dict[str, str]:
     """The variables of a session that has none but its role (`{x-svc-role: role}`)."""
-    return {ROLE_VARIABLE: role}
+    return {_Process.names.role_variable: role}
 
 
 def handler_session(variables: Mapping[str, str], role: str) -> dict[str, str]:
     """The variables an action handler gets: names normalised, the role added when the
     session lacks it."""
     out = {session_key(k): v for k, v in variables.items()}
-    out.setdefault(ROLE_VARIABLE, role)
+    out.setdefault(_Process.names.role_variable, role)
     return out
 
 

@@ -89,7 +89,9 @@ class ServerProcess:
         # The readiness probe is an admin request: it carries the admin secret, if any.
         secret = args[args.index("--admin-secret") + 1] if "--admin-secret" in args else None
         secret = secret or full_env.get("SVC_GRAPHQL_ADMIN_SECRET")
-        self._probe_headers = {"x-svc-admin-secret": secret} if secret else {}
+        hasura = "--hasura-compat" in args or full_env.get("SVC_GRAPHQL_HASURA_COMPAT") == "true"
+        header = "x-hasura-admin-secret" if hasura else "x-svc-admin-secret"
+        self._probe_headers = {header: secret} if secret else {}
         self._wait()
 
     def _wait(self, timeout: float = 60) -> None:

@@ -25,7 +25,7 @@ import pytest
 from svc.errors import SvcError
 from svc.server.session import parse_expires, parse_max_age
 from svc.server.webhook_auth import INVALID_RESPONSE, REQUEST_FAILED, UNAUTHORIZED, AuthWebhook
-from svc.session_vars import ROLE_NOT_FOUND
+from svc.session_vars import SVC_NAMES
 from tests.http_fixture import HttpFixture, Recorded, Reply, Route
 from tests.support import ServerProcess, create_database, free_port
 
@@ -240,7 +240,7 @@ async def test_statuses_map_to_hasura_errors(hook: Hook) -> None:
         "deny": (401, "access-denied", UNAUTHORIZED),
         "boom": (500, "unexpected", INVALID_RESPONSE),
         "teapot": (500, "unexpected", INVALID_RESPONSE),
-        "norole": (400, "invalid-params", ROLE_NOT_FOUND),
+        "norole": (400, "invalid-params", SVC_NAMES.role_not_found),
         "hangup": (500, "unexpected", REQUEST_FAILED),
     }
     for token, expected in cases.items():

@@ -108,9 +108,10 @@ def test_no_role_decision_outside_the_view() -> None:
     assert problems == [], "decide in svc/ir/role_view.py:\n" + "\n".join(problems)
 
 
-# The one module that spells the session-variable prefix.
+# The one module that spells the session-variable prefixes (svc's and, under the Hasura
+# names compatibility switch, Hasura's).
 SESSION_MODULE = "session_vars.py"
-PREFIX = "x-svc-"
+PREFIXES = ("x-svc-", "x-hasura-")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -133,7 +134,7 @@ def prefix_literals(source: str) -> list[int]:
         if isinstance(node, ast.Constant) and id(node) not in skip:
             value = node.value
             text = value.decode("latin-1") if isinstance(value, bytes) else value
-            if isinstance(text, str) and PREFIX in text.lower():
+            if isinstance(text, str) and any(p in text.lower() for p in PREFIXES):
                 lines.append(node.lineno)
     return lines
 
@@ -155,6 +156,7 @@ def test_no_session_prefix_outside_its_module() -> None:
         ('name.lower().startswith("X-Svc-")', 1),
         ('pair[:6] == b"x-svc-"', 1),
         ('f"invalid x-svc-admin-secret {x}"', 1),
+        ('h = "X-Hasura-User-Id"', 1),
         ('def f():\n    """Reads `x-svc-role`."""', 0),
         ("is_session_variable(name)", 0),
     ],

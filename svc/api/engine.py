@@ -45,7 +45,7 @@ from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
 from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
 from svc.outbound import close_shared
-from svc.session_vars import ADMIN_ROLE, ROLE_VARIABLE, is_admin
+from svc.session_vars import ADMIN_ROLE, is_admin, process_names
 from svc.sql.render import render_root
 from svc.workers import WorkerRuntime, WorkerSpec
 from svc.workers.periodic import PeriodicSpec
@@ -439,7 +439,7 @@ class Engine:
             raise SvcError(ErrorCode.PARSE_FAILED, 'key "query" not found', path="$")
         query = raw["query"]
         user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
-        role = user.get(ROLE_VARIABLE, ADMIN_ROLE)
+        role = user.get(process_names().role_variable, ADMIN_ROLE)
         state = await self.current_state()
         req = decode_request(query if isinstance(query, dict) else {"query": query})
         prepared, compiled, variables = self.graphql_service.compile(state, role, req)

@@ -29,6 +29,7 @@ from svc.api.remote_fetch import ensure, fetch, introspect
 from svc.api.remote_rel_ops import delete_remote_relationship, relationship_op
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
+from svc.metadata import session_names
 from svc.metadata.model import Metadata
 from svc.schema import build_schema
 from svc.schema.remote_custom import Customization
@@ -197,6 +198,7 @@ async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
             path="$.args",
         )
     definition = body.args.get("definition") or {}
+    session_names.check_remote_sdl(definition.get("schema"), "$.args.definition.schema")
     found = ctx.remotes.lookup(entry)
     if found is not None and found.data is not None:
         check_subset(str(definition.get("schema", "")), found.data)

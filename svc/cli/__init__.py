@@ -19,8 +19,8 @@ from svc import logs
 from svc.cli import events as events_command
 from svc.cli import migrate as migrate_command
 from svc.cli.serve_options import add_serve_options, export_serve_options
-from svc.config import SERVE_PID_ENV, env_value, export
-from svc.session_vars import ADMIN_ROLE
+from svc.config import HASURA_COMPAT_ENV, SERVE_PID_ENV, env_value, export, hasura_compat
+from svc.session_vars import ADMIN_ROLE, HASURA_COMPAT_FLAG, names_for, use_names
 from svc.version import VERSION
 
 
@@ -50,6 +50,7 @@ def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             default=env_value("SVC_GRAPHQL_ADMIN_SECRET"),
             help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)",
         )
+        _hasura_compat_argument(c, "the server runs with --hasura-compat")
 
 
 def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,6 +74,18 @@ def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="the SQL a server started with --stringify-numeric-types runs",
     )
+    _hasura_compat_argument(p, "check as a server started with --hasura-compat reads")
+
+
+def _hasura_compat_argument(parser: argparse.ArgumentParser, meaning: str) -> None:
+    """`--hasura-compat` of `svc compile` and `svc metadata`: Hasura's session names
+    (`svc.session_vars`), as `svc serve --hasura-compat` has them."""
+    parser.add_argument(
+        HASURA_COMPAT_FLAG,
+        action="store_true",
+        default=None,
+        help=f"Hasura's session variable and header names: {meaning} ({HASURA_COMPAT_ENV})",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     migrate_command.add_parser(sub)  # svc migrate apply|status|create
     args = parser.parse_args(argv)
     logs.setup()
+    # The session names of this process (`svc serve`'s workers choose theirs in the app):
+    # metadata read here is checked as the server with the same setting reads it.
+    use_names(names_for(bool(getattr(args, "hasura_compat", None)) or hasura_compat()))
     if args.command == "version":
         print(VERSION)
         return 0

@@ -18,7 +18,7 @@ import httpx
 
 from svc.metadata.directory import FILES, DirectoryError, metadata_from_files, metadata_to_files
 from svc.metadata.model import metadata_from_obj, metadata_to_obj
-from svc.session_vars import ADMIN_SECRET_HEADER
+from svc.session_vars import process_names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +51,7 @@ class Client:
 
     def __init__(self, endpoint: str, admin_secret: str | None) -> None:
         self.url = endpoint.rstrip("/") + "/v1/query"
-        self.headers = {ADMIN_SECRET_HEADER: admin_secret} if admin_secret else {}
+        self.headers = {process_names().admin_secret_header: admin_secret} if admin_secret else {}
 
     def query(self, type_: str, args: Any) -> Any:
         """The decoded answer of one operation; raises `RequestFailed`.

@@ -10,6 +10,7 @@ import argparse
 from dataclasses import dataclass
 
 from svc.config import export
+from svc.session_vars import HASURA_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,14 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         choices=("GET", "POST"),
     ),
     Option("--jwt-secret", "SVC_GRAPHQL_JWT_SECRET", "JWT configuration, JSON"),
+    Option(
+        "--hasura-compat",
+        "SVC_GRAPHQL_HASURA_COMPAT",
+        f"Hasura's names instead of svc's: {HASURA_NAMES.prefix}* request headers and "
+        "session variables (metadata too), JWT claims under "
+        f"{HASURA_NAMES.claims_namespace}",
+        switch=True,
+    ),
     Option(
         "--enable-allowlist",
         "SVC_GRAPHQL_ENABLE_ALLOWLIST",

@@ -14,6 +14,7 @@ from msgspec import UNSET
 from msgspec.structs import replace
 
 from svc.errors import ErrorCode, SvcError, already_exists, not_exists
+from svc.metadata import session_names
 from svc.metadata.apply import replace_table, tracked_entry
 from svc.metadata.args import (
     AddComputedField,
@@ -66,6 +67,7 @@ def create_permission(md: Metadata, args: CreatePermission, kind: str) -> Metada
     if kind == "select":  # root field lists as the reference parses them
         body = check_root_fields(body, "$.args.permission")
     rule = parse_args(RULES[kind], body, "$.args.permission")
+    session_names.check_rule(rule, "$.args.permission")  # the other spelling: refused
     comment = UNSET if args.comment is None else args.comment
     item = Permission(role=args.role, permission=rule, comment=comment)
     return replace_table(

@@ -27,7 +27,8 @@ from typing import Annotated, Any
 import msgspec
 
 from svc.errors import SvcError
-from svc.session_vars import ROLE_VARIABLE, is_session_variable
+from svc.metadata.session_names import other_spelling
+from svc.session_vars import is_session_variable, process_names
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
@@ -129,7 +130,12 @@ def _unique_params(value: str | list[str] | None, path: str) -> str | list[str] 
             return "IP"
         raise SvcError("parse-failed", UNIQUE_PARAMS_ERROR, path=path)
     names = [v.lower() for v in value]
-    if any(not is_session_variable(n) or n == ROLE_VARIABLE for n in names):
+    for k, name in enumerate(value):
+        hint = other_spelling(name)
+        if hint is not None:
+            raise SvcError("parse-failed", hint, path=f"{path}[{k}]")
+    role = process_names().role_variable
+    if any(not is_session_variable(n) or n == role for n in names):
         raise SvcError("parse-failed", UNIQUE_PARAMS_ERROR, path=path)
     return names
 

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
-from svc.metadata import compat
+from svc.metadata import compat, session_names
 from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
 from svc.metadata.cron_triggers import CronTrigger, normalise_all
@@ -209,6 +209,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     md = msgspec.structs.replace(md, api_limits=limits, graphql_schema_introspection=introspection)
     md = msgspec.structs.replace(md, cron_triggers=normalise_all(md.cron_triggers, path))
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
+    session_names.check_metadata(md, path, tables_path)  # the other spelling: refused
     return md
 
 

@@ -14,7 +14,8 @@ Only where the session is a pure function of the credential headers: no JWT (tok
 expire, keys rotate) and no auth webhook (the hook decides each time). With an admin
 secret, only a request whose secret was checked once lands here (a wrong secret is never
 remembered: its request failed). Credential headers are `authorization` and every
-`x-svc-*` header, compared as the bytes that arrived.
+`x-svc-*` header (`x-hasura-*` under the Hasura names switch: the memo holds the server's
+prefix), compared as the bytes that arrived.
 """
 
 from __future__ import annotations
@@ -22,35 +23,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from svc.server.auth import Session
-from svc.session_vars import PREFIX_BYTES
 
 Credentials = tuple[tuple[bytes, bytes], ...]
 
 # The most credential sets remembered per worker; past it the memo starts over (a bound
 # on memory when every request carries another token or session variable).
 MEMO_ENTRIES = 4096
-_PREFIX_LENGTH = len(PREFIX_BYTES)
 
 
-def credentials(raw_headers: Iterable[tuple[bytes, bytes]]) -> Credentials:
-    """The credential headers of a request (`authorization`, `x-svc-*`), as `(name, value)`
-    bytes in arrival order: the key of a remembered session."""
+def credentials(raw_headers: Iterable[tuple[bytes, bytes]], prefix: bytes) -> Credentials:
+    """The credential headers of a request (`authorization`, and those starting with
+    `prefix`, the server's `Names.prefix_bytes`: `x-svc-`), as `(name, value)` bytes in
+    arrival order: the key of a remembered session."""
+    length = len(prefix)
     return tuple(
-        pair
-        for pair in raw_headers
-        if pair[0][:_PREFIX_LENGTH] == PREFIX_BYTES or pair[0] == b"authorization"
+        pair for pair in raw_headers if pair[0][:length] == prefix or pair[0] == b"authorization"
     )
 
 
 class SessionMemo:
     """`Credentials` → the `Session` the authenticator resolved for them, when sessions
-    are a pure function of the headers (module docstring); `enabled` False otherwise."""
+    are a pure function of the headers (module docstring); `enabled` False otherwise.
+    `prefix`: the server's session-variable prefix as bytes (`key`)."""
 
-    __slots__ = ("enabled", "sessions")
+    __slots__ = ("enabled", "prefix", "sessions")
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, prefix: bytes) -> None:
         self.enabled = enabled
+        self.prefix = prefix
         self.sessions: dict[Credentials, Session] = {}
+
+    def key(self, raw_headers: Iterable[tuple[bytes, bytes]]) -> Credentials:
+        """The credentials of a request's raw headers (`credentials`)."""
+        return credentials(raw_headers, self.prefix)
 
     def get(self, key: Credentials) -> Session | None:
         """The remembered session, or None."""

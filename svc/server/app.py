@@ -31,7 +31,7 @@ from svc.api.rest import RestRequest
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError, TransportError
 from svc.outbound.forwarded import passed_back, set_client_headers
-from svc.server.again import Credentials, SessionMemo, credentials
+from svc.server.again import Credentials, SessionMemo
 from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
 from svc.server.console import favicon
@@ -42,7 +42,7 @@ from svc.server.metrics import Metrics
 from svc.server.ws_asgi import serve_asgi
 from svc.server.ws_operations import Subscriber
 from svc.server.ws_session import WsContext, WsSettings
-from svc.session_vars import is_session_variable
+from svc.session_vars import use_names
 from svc.version import VERSION
 
 Scope = dict[str, Any]
@@ -83,14 +83,15 @@ def body_too_large(limit: int) -> HttpError:
     )
 
 
-def duplicated_credentials(pairs: Iterable[tuple[str, Any]]) -> tuple[str, ...]:
+def duplicated_credentials(pairs: Iterable[tuple[str, Any]], prefix: str) -> tuple[str, ...]:
     """Lower-case names of credential or session headers given more than once:
-    `authorization` and every `x-svc-*` (finding 12: the last one must not
-    silently win). `pairs`: (lower-case name, value) in arrival order."""
+    `authorization` and every `x-svc-*` (`prefix`, the server's `Names.prefix`; finding
+    12: the last one must not silently win). `pairs`: (lower-case name, value) in arrival
+    order."""
     seen: set[str] = set()
     twice: list[str] = []
     for name, _ in pairs:
-        if name == "authorization" or is_session_variable(name):
+        if name == "authorization" or name.startswith(prefix):
             if name in seen and name not in twice:
                 twice.append(name)
             seen.add(name)
@@ -180,6 +181,10 @@ class App:
         self.config = config
         self.engine: Engine | None = None
         self.auth = Authenticator(config)
+        # The session names of the whole process (`--hasura-compat`): decided here, at
+        # start, before any metadata is read (svc.session_vars).
+        self.names = self.auth.names
+        use_names(self.names)
         self.health = HealthProbe(config.database_url)
         # Requests being answered: cancelled when a `svc serve` shutdown's grace period ends.
         self.in_flight = InFlight()
@@ -189,7 +194,9 @@ class App:
         # Requests watched for their client going away once they run long enough.
         self.sweeper = Sweeper()
         # Sessions of credentials seen before, for `_again` (svc.server.again).
-        self.sessions = SessionMemo(self.auth.jwt is None and self.auth.webhook is None)
+        self.sessions = SessionMemo(
+            self.auth.jwt is None and self.auth.webhook is None, self.names.prefix_bytes
+        )
         self.again_limit = min(LARGE_BODY, config.max_body_size)
         # Whether every request gets a log line (`log`).
         self.logs_requests = config.log_requests and config.log_level in ("debug", "info")
@@ -292,8 +299,10 @@ class App:
             headers,
             body,
             request_id(headers.get("x-request-id")),
-            duplicated_credentials(raw_headers_in) if len(headers) < len(raw_headers_in) else (),
-            credentials=credentials(raw),
+            duplicated_credentials(raw_headers_in, self.names.prefix)
+            if len(headers) < len(raw_headers_in)
+            else (),
+            credentials=self.sessions.key(raw),
         )
         watch = AsgiWatch(self.sweeper, receive) if failure is None else None
         try:
@@ -325,7 +334,7 @@ class App:
         (the general path then answers it, errors included). Counted, logged, watched for
         a disconnect and cancelled at shutdown as every request is."""
         engine = self.engine
-        session = self.sessions.get(credentials(raw))
+        session = self.sessions.get(self.sessions.key(raw))
         if (
             engine is None
             or session is None

@@ -1,10 +1,13 @@
 """Who a request acts as (spec section 5): admin secret, then JWT or auth webhook.
 
 Order, as the reference does it:
+Header and variable names are the server's `Names` (`config.hasura_compat`: `X-Hasura-*`
+for `X-Svc-*` below, `svc.session_vars`), fixed here at construction.
+
 1. No admin secret configured: every request is admin unless `X-Svc-Role` names another
    role (JWT and webhook modes need a secured endpoint, so they are not consulted).
 2. `X-Svc-Admin-Secret` present: it must equal one of the configured secrets (constant-time
-   compare), else 401 `access-denied` f"invalid {ADMIN_SECRET_HEADER}" (the reference's message
+   compare), else 401 `access-denied` "invalid x-svc-admin-secret" (the reference's message
    also names `x-hasura-access-key`, a header svc does not accept, so svc's does not); the
    request is admin and may act as any role through
    `X-Svc-Role` and `X-Svc-*` headers.
@@ -23,7 +26,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.server.jwt_auth import JwtVerifier
 from svc.server.session import Session, header_session
 from svc.server.webhook_auth import AuthWebhook
-from svc.session_vars import ADMIN_ROLE, ADMIN_SECRET_HEADER, role_session
+from svc.session_vars import ADMIN_ROLE, names_for
 
 __all__ = ["Authenticator", "Session"]
 
@@ -34,10 +37,13 @@ class Authenticator:
     def __init__(self, config: Config) -> None:
         """Raises ValueError for an invalid JWT configuration."""
         self.config = config
+        self.names = names = names_for(config.hasura_compat)
         self.secrets = tuple(s.encode() for s in config.admin_secrets)
-        self.jwt = JwtVerifier.from_config(config.jwt_secret) if config.jwt_secret else None
+        self.jwt = JwtVerifier.from_config(config.jwt_secret, names) if config.jwt_secret else None
         self.webhook = (
-            AuthWebhook(config.auth_hook, config.auth_hook_mode) if config.auth_hook else None
+            AuthWebhook(config.auth_hook, config.auth_hook_mode, names=names)
+            if config.auth_hook
+            else None
         )
 
     async def session(self, headers: dict[str, str]) -> Session:
@@ -54,15 +60,16 @@ class Authenticator:
         JWT's `exp` claim, else None (admin secret, unauthorized role, no `exp`; the auth
         webhook's answer lifetime is not reported here). Raises as `session`. The websocket
         transport ends a connection at its expiry (`svc.server.ws_session`)."""
+        names = self.names
         if not self.secrets:
-            return header_session(headers, ADMIN_ROLE), None
-        given = headers.get(ADMIN_SECRET_HEADER)
+            return header_session(headers, ADMIN_ROLE, names), None
+        given = headers.get(names.admin_secret_header)
         if given is not None:
             if not self._secret_ok(given.encode()):
                 raise SvcError(
-                    ErrorCode.ACCESS_DENIED, f"invalid {ADMIN_SECRET_HEADER}", status=401
+                    ErrorCode.ACCESS_DENIED, f"invalid {names.admin_secret_header}", status=401
                 )
-            return header_session(headers, ADMIN_ROLE), None
+            return header_session(headers, ADMIN_ROLE, names), None
         if self.jwt is not None:
             if self.jwt.has_token(headers) or not self.config.unauthorized_role:
                 return await self.jwt.session_until(headers)
@@ -73,7 +80,7 @@ class Authenticator:
             return self._unauthorized(), None
         raise SvcError(
             ErrorCode.ACCESS_DENIED,
-            f"{ADMIN_SECRET_HEADER} required, but not found",
+            f"{names.admin_secret_header} required, but not found",
             status=401,
         )
 
@@ -85,7 +92,7 @@ class Authenticator:
 
     def _unauthorized(self) -> Session:
         role = self.config.unauthorized_role or "anonymous"
-        return Session(role, role_session(role))
+        return Session(role, self.names.role_session(role))
 
     async def close(self) -> None:
         """Close the HTTP clients of the JWKS fetcher and the webhook."""

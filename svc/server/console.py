@@ -20,6 +20,7 @@ from importlib import resources
 
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
+from svc.session_vars import names_for
 from svc.version import VERSION
 
 Response = tuple[int, bytes, list[tuple[str, str]]]
@@ -44,7 +45,8 @@ def answer(path: str, headers: dict[str, str], config: Config) -> Response:
     if path == "/":
         return 302, b"", [("location", "/console")]
     if path == "/console":
-        page = console_page(bool(config.admin_secrets))
+        header = names_for(config.hasura_compat).admin_secret_header
+        page = console_page(bool(config.admin_secrets), header)
         return 200, page, [("content-type", "text/html; charset=utf-8"), *_NO_STORE]
     name = path.removeprefix("/console/assets/")
     if name == path or "/" in name:
@@ -86,12 +88,15 @@ def _read(name: str) -> tuple[bytes, bool]:
 
 
 @cache
-def console_page(admin_secret_set: bool) -> bytes:
+def console_page(admin_secret_set: bool, admin_secret_header: str) -> bytes:
     """The HTML page: the vendored styles and scripts, a login form (shown by console.js
-    when an admin secret is set) and the page's configuration as JSON."""
+    when an admin secret is set) and the page's configuration as JSON (with the header the
+    admin secret goes in: the server's `Names`, `X-Hasura-Admin-Secret` under the Hasura
+    names switch)."""
     settings = {
         "graphqlPath": "/v1/graphql",
         "adminSecretSet": admin_secret_set,
+        "adminSecretHeader": admin_secret_header,
         "defaultQuery": DEFAULT_QUERY,
     }
     # `</` cannot end the JSON's script element early

@@ -14,7 +14,9 @@
   Each key allows only the algorithms of its own type (`alg` when the JWK names one):
   RSA → RS256/384/512, EC → the ES algorithm of its curve, OKP → EdDSA; `oct` keys are
   ignored, so a JWK set can never make HS verification with a public key possible.
-- `claims_namespace` (default `https://svc.io/jwt/claims`) or `claims_namespace_path`
+- `claims_namespace` (default `https://svc.io/jwt/claims`; `https://hasura.io/jwt/claims`
+  under the Hasura names switch, whose `x-hasura-*` names then replace every `x-svc-*`
+  below: `svc.session_vars.Names`, fixed when the verifier is made) or `claims_namespace_path`
   (a JSON path such as `$.svc.claims`; `$` is the whole payload); `claims_format` `json`
   (default) or `stringified_json`; or `claims_map`, which replaces the namespace lookup.
 - `audience` (string or list), `issuer`, `allowed_skew` (seconds of leeway for `exp`,
@@ -68,7 +70,6 @@ import jwt
 from svc.errors import ErrorCode, SvcError
 from svc.outbound import OutboundError, shared_client
 from svc.server.jwt_config import (
-    DEFAULT_CLAIMS_NAMESPACE,
     ClaimSource,
     Key,
     LiteralClaim,
@@ -77,18 +78,10 @@ from svc.server.jwt_config import (
     parse_jwks,
 )
 from svc.server.session import Session, cache_lifetime, claims_session
-from svc.session_vars import (
-    ALLOWED_ROLES_CLAIM,
-    DEFAULT_ROLE_CLAIM,
-    ROLE_VARIABLE,
-    is_session_variable,
-    session_key,
-)
+from svc.session_vars import SVC_NAMES, Names, session_key
 
 _log = logging.getLogger(__name__)
 
-ROLE_HEADER = ROLE_VARIABLE
-_ROLE_CLAIMS = frozenset({ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM})
 MISSING_HEADER = "Missing 'Authorization' or 'Cookie' header in JWT authentication mode"
 
 _JWKS_TIMEOUT_SECONDS = 10.0
@@ -174,7 +167,7 @@ class JwtVerifier:
         key: Any = None,
         algorithm: str | None = None,
         jwk_url: str | None = None,
-        claims_namespace: str = DEFAULT_CLAIMS_NAMESPACE,
+        claims_namespace: str | None = None,
         claims_namespace_path: tuple[str, tuple[str, ...]] | None = None,
         claims_format: str = "json",
         claims_map: dict[str, ClaimSource] | None = None,
@@ -182,13 +175,19 @@ class JwtVerifier:
         issuer: str | None = None,
         leeway: float = 0.0,
         cookie_name: str | None = None,
+        names: Names = SVC_NAMES,
     ) -> None:
-        """Use `from_config`; the arguments are its parsed form."""
+        """Use `from_config`; the arguments are its parsed form (`names`: the server's
+        session names; a `claims_namespace` of None is theirs)."""
         self._static = (
             Key(None, key, (algorithm,)) if key is not None and algorithm is not None else None
         )
         self.jwk_url = jwk_url
-        self.claims_namespace = claims_namespace
+        self.names = names
+        self.claims_namespace = (
+            names.claims_namespace if claims_namespace is None else claims_namespace
+        )
+        self._role_claims = frozenset({names.allowed_roles_claim, names.default_role_claim})
         self.claims_namespace_path = claims_namespace_path
         self.claims_format = claims_format
         self.claims_map = claims_map
@@ -205,13 +204,14 @@ class JwtVerifier:
 
     # -- configuration ------------------------------------------------------------------
     @classmethod
-    def from_config(cls, raw: str) -> JwtVerifier:
-        """Parse the JSON configuration (Hasura's `JWTConfig` fields, see the module doc).
+    def from_config(cls, raw: str, names: Names = SVC_NAMES) -> JwtVerifier:
+        """Parse the JSON configuration (Hasura's `JWTConfig` fields, see the module doc)
+        for a server with session names `names` (`svc.session_vars`).
 
         Raises ValueError with a message naming the offending field when it is invalid
         (`svc.server.jwt_config.parse_config`).
         """
-        return cls(**parse_config(raw))
+        return cls(**parse_config(raw, names))
 
     def config_record(self) -> dict[str, Any]:
         """`{"claims_namespace": …, "claims_format": …}` for the Config API (spec 2.12).
@@ -286,13 +286,13 @@ class JwtVerifier:
         """
         payload = await self.verify(self._token(headers))
         claims = self.claims(payload)
-        allowed, default = _roles(claims)
-        role = headers.get(ROLE_HEADER) or default
+        allowed, default = _roles(claims, self.names)
+        role = headers.get(self.names.role_variable) or default
         if role not in allowed:
             raise SvcError(ErrorCode.ACCESS_DENIED, "Your requested role is not in allowed roles")
         exp = payload.get("exp")  # pyjwt has checked it is a number when present
         expiry = float(exp) if isinstance(exp, int | float) else None
-        return claims_session(claims, role, _ROLE_CLAIMS), expiry
+        return claims_session(claims, role, self._role_claims, self.names), expiry
 
     async def verify(self, token: str) -> dict[str, Any]:
         """The verified payload of `token`; raises 400 `invalid-jwt` (see module doc)."""
@@ -367,7 +367,8 @@ class JwtVerifier:
             value = decoded
         elif not isinstance(value, dict):
             raise _invalid_claims("expecting a json object when claims_format is json")
-        return {session_key(str(k)): v for k, v in value.items() if is_session_variable(str(k))}
+        is_variable = self.names.is_session_variable
+        return {session_key(str(k)): v for k, v in value.items() if is_variable(str(k))}
 
     def _mapped_claims(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.claims_map is not None
@@ -381,7 +382,7 @@ class JwtVerifier:
                 out[name] = value
             elif source.has_default:
                 out[name] = source.default
-            elif name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+            elif name in self._role_claims:
                 raise SvcError(
                     ErrorCode.JWT_MISSING_ROLE_CLAIMS, f"JWT claim does not contain {name}"
                 )
@@ -453,20 +454,22 @@ class JwtVerifier:
         (`svc.outbound`), closed at shutdown."""
 
 
-def _roles(claims: dict[str, Any]) -> tuple[list[str], str]:
-    """`(allowed roles, default role)` from lower-cased claims (Hasura `parseHasuraClaims`).
+def _roles(claims: dict[str, Any], names: Names) -> tuple[list[str], str]:
+    """`(allowed roles, default role)` from lower-cased claims (Hasura `parseHasuraClaims`),
+    the claims named by `names` (`x-svc-allowed-roles`, `x-svc-default-role`).
 
     Raises 400 `jwt-missing-role-claims` when either is absent, `jwt-invalid-claims` when
     the allowed roles are not a list of non-empty strings or the default role not a
     non-empty string.
     """
-    for name in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+    allowed_claim, default_claim = names.allowed_roles_claim, names.default_role_claim
+    for name in (allowed_claim, default_claim):
         if name not in claims:
             raise SvcError(ErrorCode.JWT_MISSING_ROLE_CLAIMS, f"JWT claim does not contain {name}")
-    allowed = claims[ALLOWED_ROLES_CLAIM]
+    allowed = claims[allowed_claim]
     if not isinstance(allowed, list) or not all(isinstance(r, str) and r for r in allowed):
-        raise _invalid_claims(f"invalid {ALLOWED_ROLES_CLAIM}; should be a list of roles")
-    default = claims[DEFAULT_ROLE_CLAIM]
+        raise _invalid_claims(f"invalid {allowed_claim}; should be a list of roles")
+    default = claims[default_claim]
     if not isinstance(default, str) or not default:
-        raise _invalid_claims(f"invalid {DEFAULT_ROLE_CLAIM}; should be a single role name")
+        raise _invalid_claims(f"invalid {default_claim}; should be a single role name")
     return allowed, default

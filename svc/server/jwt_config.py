@@ -17,9 +17,8 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from svc.errors import SvcError
 from svc.json_path import parse_json_path
-from svc.session_vars import ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM, PREFIX, is_session_variable
+from svc.session_vars import SVC_NAMES, Names
 
-DEFAULT_CLAIMS_NAMESPACE = "https://svc.io/jwt/claims"
 _FIELDS = frozenset(
     {
         "type",
@@ -163,8 +162,10 @@ def _claim_source(name: str, raw: Any) -> ClaimSource:
     return LiteralClaim(raw)
 
 
-def parse_config(raw: str) -> dict[str, Any]:
-    """The keyword arguments of `JwtVerifier` from the JSON configuration `raw`.
+def parse_config(raw: str, names: Names = SVC_NAMES) -> dict[str, Any]:
+    """The keyword arguments of `JwtVerifier` from the JSON configuration `raw`, for a
+    server with session names `names` (the default claims namespace and the claim names
+    `claims_map` must use: `x-svc-*`, or `x-hasura-*` under the Hasura names switch).
 
     Raises ValueError with a message naming the offending field when it is invalid.
     """
@@ -179,7 +180,7 @@ def parse_config(raw: str) -> dict[str, Any]:
         raise ValueError(f"SVC_GRAPHQL_JWT_SECRET: unknown field(s) {', '.join(unknown)}")
     return {
         **_key_config(conf),
-        **_claims_config(conf),
+        **_claims_config(conf, names),
         **_checks_config(conf),
         "cookie_name": _cookie_name(conf),
     }
@@ -249,8 +250,8 @@ def _key_config(conf: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(f"Invalid JWK: Key type: {kind} is not supported")
 
 
-def _claims_config(conf: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _claims_config(conf: dict[str, Any], names: Names) -> dict[str, Any]:
+    out: dict[str, Any] = {"names": names, "claims_namespace": names.claims_namespace}
     ns, ns_path = conf.get("claims_namespace"), conf.get("claims_namespace_path")
     if ns is not None and ns_path is not None:
         raise ValueError("claims_namespace and claims_namespace_path both cannot be set")
@@ -269,11 +270,14 @@ def _claims_config(conf: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(claims_map, dict):
             raise ValueError("claims_map must be a JSON object")
         sources = {str(k).lower(): v for k, v in claims_map.items()}
-        for required in (ALLOWED_ROLES_CLAIM, DEFAULT_ROLE_CLAIM):
+        for required in (names.allowed_roles_claim, names.default_role_claim):
             if required not in sources:
                 raise ValueError(f"claims_map: {required} is expected but not found")
         for name in sources:
-            if not is_session_variable(name):
-                raise ValueError(f"claims_map: {name} is not an {PREFIX}* session variable")
+            if not names.is_session_variable(name):
+                raise ValueError(
+                    f"claims_map: {name} is not an {names.prefix}* session variable "
+                    f"(a server {names.switch} reads these)"
+                )
         out["claims_map"] = {k: _claim_source(k, v) for k, v in sources.items()}
     return out

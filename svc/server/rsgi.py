@@ -72,7 +72,7 @@ class RsgiApp:
             headers,
             _BodyReader(protocol, headers.get("content-length"), app.config.max_body_size).read,
             request_id(headers.get("x-request-id")),
-            duplicated_credentials(pairs) if len(headers) < len(pairs) else (),
+            duplicated_credentials(pairs, app.names.prefix) if len(headers) < len(pairs) else (),
         )
         watch = RsgiWatch(app.sweeper, protocol)
         try:

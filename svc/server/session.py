@@ -1,8 +1,11 @@
 """The session a request acts as, and the one encoding of its values (spec section 5).
 
-A session is a role plus `x-svc-*` session variables (lower-case names, string values).
-Each source of session values has one function here, so admin headers, JWT claims and
-auth-webhook answers encode values the same way (`svc.session_vars.session_text`):
+A session is a role plus `x-svc-*` session variables (lower-case names, string values;
+`x-hasura-*` under the Hasura names compatibility switch: each function takes the server's
+`svc.session_vars.Names`, fixed when the `Authenticator` was made, so no request looks the
+spelling up). Each source of session values has one function here, so admin headers, JWT
+claims and auth-webhook answers encode values the same way
+(`svc.session_vars.session_text`):
 
 - `header_session`: the `x-svc-*` request headers of an admin (or unsecured) request;
 - `claims_session`: the `x-svc-*` claims of a verified JWT (Hasura's `parseHasuraClaims`);
@@ -20,16 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from svc.errors import ErrorCode, SvcError
-from svc.session_vars import (
-    ADMIN_SECRET_HEADER,
-    CREDENTIAL_HEADERS,
-    ROLE_NOT_FOUND,
-    ROLE_VARIABLE,
-    is_admin,
-    is_session_variable,
-    session_key,
-    session_text,
-)
+from svc.session_vars import Names, is_admin, session_key, session_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,46 +44,54 @@ class Session:
 
 
 # -- sources --------------------------------------------------------------------------------
-def header_session(headers: Mapping[str, str], default_role: str) -> Session:
+def header_session(headers: Mapping[str, str], default_role: str, names: Names) -> Session:
     """The session of an admin (or unsecured) request from lower-cased `headers`.
 
-    Every `x-svc-*` header but the admin secret is a variable; the role is `x-svc-role`,
-    else `default_role`.
+    Every header of `names`' prefix (`x-svc-*`) but the admin secret is a variable; the
+    role is `names.role_variable` (`x-svc-role`), else `default_role`.
     """
-    variables = {k: v for k, v in headers.items() if is_session_variable(k)}
-    variables.pop(ADMIN_SECRET_HEADER, None)
-    role = variables.get(ROLE_VARIABLE, default_role)
-    variables[ROLE_VARIABLE] = role
+    prefix, role_variable = names.prefix, names.role_variable
+    variables = {k: v for k, v in headers.items() if k.startswith(prefix)}
+    variables.pop(names.admin_secret_header, None)
+    role = variables.get(role_variable, default_role)
+    variables[role_variable] = role
     return Session(role, variables)
 
 
-def claims_session(claims: Mapping[str, Any], role: str, skip: frozenset[str]) -> Session:
+def claims_session(
+    claims: Mapping[str, Any], role: str, skip: frozenset[str], names: Names
+) -> Session:
     """The session of a verified JWT acting as `role` (already checked against its claims).
 
     `claims`: lower-cased `x-svc-*` claims; those named in `skip` (the role claims) are
     not variables; every other is, encoded by `session_text` (JSON null → `null`).
     """
     variables = {name: session_text(v) for name, v in claims.items() if name not in skip}
-    variables[ROLE_VARIABLE] = role
+    variables[names.role_variable] = role
     return Session(role, variables)
 
 
-def hook_session(body: Mapping[str, Any]) -> Session:
+def hook_session(body: Mapping[str, Any], names: Names) -> Session:
     """The session of an auth webhook's 200 JSON object `body` (spec 5).
 
-    `x-svc-*` keys (lower-cased) are variables, encoded by `session_text`; other keys,
-    null values and the credentials (`x-svc-admin-secret`, `x-svc-access-key`) are dropped.
-    Raises 400 `invalid-params` "x-svc-role not found in session variables" when the role
-    is missing or blank (Hasura v2 `mkUserInfo URBFromSessionVariables`).
+    Keys of `names`' prefix (`x-svc-*`, lower-cased) are variables, encoded by
+    `session_text`; other keys, null values and the credentials (`x-svc-admin-secret`,
+    `x-svc-access-key`) are dropped. Raises 400 `invalid-params` "x-svc-role not found in
+    session variables" when the role is missing or blank (Hasura v2 `mkUserInfo
+    URBFromSessionVariables`).
     """
     variables: dict[str, str] = {}
     for key, value in body.items():
         name = session_key(key)
-        if is_session_variable(name) and name not in CREDENTIAL_HEADERS and value is not None:
+        if (
+            name.startswith(names.prefix)
+            and name not in names.credential_headers
+            and value is not None
+        ):
             variables[name] = session_text(value)
-    role = variables.get(ROLE_VARIABLE, "")
+    role = variables.get(names.role_variable, "")
     if not role.strip():
-        raise SvcError(ErrorCode.INVALID_PARAMS, ROLE_NOT_FOUND, status=400)
+        raise SvcError(ErrorCode.INVALID_PARAMS, names.role_not_found, status=400)
     return Session(role, variables)
 
 

@@ -41,6 +41,7 @@ import msgspec
 from svc.errors import ErrorCode, SvcError
 from svc.outbound import OutboundClient, OutboundError, OutboundResponse, shared_client
 from svc.server.session import Session, cache_lifetime, hook_session
+from svc.session_vars import SVC_NAMES, Names
 
 _log = logging.getLogger(__name__)
 
@@ -122,11 +123,13 @@ class AuthWebhook:
         timeout: float = 10.0,
         cache_size: int = 10_000,
         client: OutboundClient | None = None,
+        names: Names = SVC_NAMES,
     ) -> None:
         """`url`: the hook; `mode`: `GET` or `POST` (any case); `timeout`: seconds for
         each phase of the hook exchange (connect, send, each wait for the answer);
         `cache_size`: most answers kept; `client`: the outbound client (default: the
-        process's, `svc.outbound.shared_client()`).
+        process's, `svc.outbound.shared_client()`); `names`: the server's session names
+        (the hook answers `x-hasura-*` keys under the Hasura names switch).
 
         Raises ValueError for another mode or a non-positive `cache_size`.
         """
@@ -137,6 +140,7 @@ class AuthWebhook:
             raise ValueError("cache_size must be positive")
         self.url = url
         self.mode = method
+        self.names = names
         self.timeout = timeout
         self.cache_size = cache_size
         self._client = client
@@ -207,7 +211,7 @@ class AuthWebhook:
             raise SvcError(
                 ErrorCode.UNEXPECTED, f"{INVALID_RESPONSE}: expected a JSON object", status=500
             )
-        session = hook_session(body)
+        session = hook_session(body, self.names)
         body_cc, body_exp = _body_key(body, "cache-control"), _body_key(body, "expires")
         if body_cc is None and body_exp is None:  # the body wins; else the HTTP headers
             body_cc = response.header("cache-control")

@@ -8,7 +8,7 @@
   "use strict";
   var config = JSON.parse(document.getElementById("svc-console-config").textContent);
   var KEY = "svc-console:admin-secret";
-  var HEADER = "x-svc-admin-secret";
+  var HEADER = config.adminSecretHeader; // the server's (x-hasura-admin-secret: --hasura-compat)
   if (new URLSearchParams(location.search).has("logout")) {
     sessionStorage.removeItem(KEY);
   }
