@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from svc.errors import SvcError
@@ -100,7 +99,9 @@ def test_exports_keep_exactly_the_keys_given() -> None:
     assert out["tables"][0]["insert_permissions"] == [given]
 
 
-def test_unknown_keys_are_ignored_as_the_reference_ignores_them() -> None:
+def test_unknown_keys_are_refused_at_their_path() -> None:
+    """The reference ignores a key it does not know; svc names it (400 `not-supported`),
+    so nothing of a document is dropped silently (`svc.metadata.unsupported`)."""
     doc = {
         "tables": [
             {
@@ -111,8 +112,10 @@ def test_unknown_keys_are_ignored_as_the_reference_ignores_them() -> None:
             }
         ]
     }
-    (perm,) = metadata_from_obj(doc).tables[0].select_permissions
-    assert msgspec.to_builtins(perm) == {"role": "u", "permission": {"columns": "*", "filter": {}}}
+    with pytest.raises(SvcError) as info:
+        metadata_from_obj(doc)
+    assert info.value.code == "not-supported"
+    assert info.value.path == "$.args.tables[0].select_permissions[0].permission.extra"
 
 
 @pytest.mark.parametrize(

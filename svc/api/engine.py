@@ -52,6 +52,7 @@ from svc.workers.periodic import PeriodicSpec
 
 _encode = msgspec.json.encode
 STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
+HEALTH_ROLE_CHECK_WAIT_S = 1.0  # how long `/healthz` waits for the role schemas' check
 
 _log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ class Engine:
         # must then find it installed rather than load the whole document again.
         self._write_lock = asyncio.Lock()
         self._listener: VersionListener | None = None
+        self._role_check: asyncio.Task[None] | None = None  # `_check_roles` of the state
         # The shared counter of `svc serve`'s workers (None under another server), and the
         # highest counter value this engine has caught up with: a request finding the
         # counter above it reloads first (`current_state`).
@@ -143,6 +145,7 @@ class Engine:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
             await engine.background.start()
+            engine._check_roles_soon(state)
         except BaseException:
             if shared is not None:
                 shared.close()
@@ -175,6 +178,8 @@ class Engine:
         connections (Postgres, then the process's outbound HTTP client). Live queries stop
         polling first (their subscribers get nothing more)."""
         await self.live.close()
+        if self._role_check is not None:
+            self._role_check.cancel()
         await self.background.stop()
         if self._listener is not None:
             await self._listener.close()
@@ -226,7 +231,7 @@ class Engine:
     def stats(self) -> EngineStats:
         """Connections, live queries and the metadata version now (`/v1/metrics`)."""
         state = self.state
-        return engine_stats(self.db, self.live, state.version, len(state.ir.inconsistencies))
+        return engine_stats(self.db, self.live, state.version, len(state.issues()))
 
     async def queue_counts(self) -> dict[str, tuple[int, int]]:
         """`{kind: (pending, failed)}` of the background queues (`/v1/metrics`)."""
@@ -261,6 +266,39 @@ class Engine:
         if self._shared is not None:
             self._shared.raise_to(state.version)
         self.background.metadata_changed()  # start or stop jobs the new metadata (un)wants
+        self._check_roles_soon(state)
+
+    def _check_roles_soon(self, state: State) -> None:
+        """Build every role's schema of `state` in the background, one role at a time in a
+        worker thread (kept for the role's requests), so that the objects a role's schema
+        cannot be built with (`svc.schema.role_schema`) are reported by `/healthz` and
+        the metrics before any request of that role, as the reference builds every
+        role's schema when metadata changes."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: an engine built by hand
+            return
+        self._role_check = loop.create_task(self._check_roles(state))
+
+    async def _check_roles(self, state: State) -> None:
+        for role in state.roles():
+            if state is not self.state:
+                return  # a newer state checks its own
+            try:
+                await asyncio.to_thread(state.check_role, role)
+            except Exception:  # a bug, not bad metadata: the role's requests will say it
+                _log.exception("svc: checking the schema of role %s failed", role)
+
+    async def inconsistent(self) -> bool:
+        """Whether the current state serves anything as inconsistent (`/healthz`): the
+        IR's inconsistencies, remote schemas that could not be introspected, objects
+        left out of a role's schema (the roles checked so far: every role shortly after
+        a change)."""
+        state = await self.current_state()
+        task = self._role_check
+        if task is not None and not task.done():  # a change's check: give it a moment
+            await asyncio.wait({task}, timeout=HEALTH_ROLE_CHECK_WAIT_S)
+        return bool(state.issues())
 
     # -- metadata API -------------------------------------------------------------------
     async def metadata(self, raw: Any, role: str, session: dict[str, str] | None = None) -> Any:
@@ -278,6 +316,7 @@ class Engine:
                 )
                 ctx.session = session
                 ctx.resource_version = state.version
+                ctx.infer_functions = state.resources.infer_function_permissions
                 return await run_operation(ctx, body)
         async with self._write_lock:
             async with self.db.transaction(reset=True) as conn:
@@ -300,6 +339,7 @@ class Engine:
                 )
                 ctx.resource_version = version
                 ctx.session = session  # legacy writes set `svc.user` from it
+                ctx.infer_functions = state.resources.infer_function_permissions
                 result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
                     await refresh_enum_values(ctx)  # as every worker loading it reads them

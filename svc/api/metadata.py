@@ -18,7 +18,16 @@ from typing import Any
 
 import msgspec
 
-from svc.api import collections, dml, enum_ops, event_triggers, legacy_writes, remote_ops, scheduled
+from svc.api import (
+    collections,
+    dml,
+    enum_ops,
+    event_triggers,
+    inconsistencies,
+    legacy_writes,
+    remote_ops,
+    scheduled,
+)
 from svc.api.actions import ops as action_ops
 from svc.api.catalog_state import OPERATIONS as CATALOG_STATE_OPERATIONS
 from svc.api.op_checks import run_checked
@@ -65,6 +74,7 @@ from svc.metadata.model import (
 )
 from svc.metadata.names import check_function_configuration
 from svc.metadata.permission_model import PERMISSION_TYPES
+from svc.schema.remote_registry import remote_issues
 
 
 def _permission_ops(kind: str) -> list[Operation]:
@@ -243,24 +253,30 @@ async def export_metadata(ctx: Context, body: QueryBody) -> Any:
 async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
     """Replace the whole document. Args are the document, or (Hasura's version 2 form)
     `{metadata, allow_inconsistent_metadata}`: with the flag, inconsistent objects are kept
-    and reported by `get_inconsistent_metadata` while the rest is served."""
+    and reported by `get_inconsistent_metadata` while the rest is served; without it the
+    first new one refuses the document, an object some role's schema cannot be built with
+    included (`svc.api.inconsistencies`)."""
     args = body.args
     if isinstance(args, dict) and isinstance(args.get("metadata"), dict):
         md = metadata_from_obj(args["metadata"], "$.args.metadata")
         keep = bool(args.get("allow_inconsistent_metadata"))
     else:
         md, keep = metadata_from_obj(args), False
+    before_ir, before_md = ctx.ir, ctx.metadata
     await enum_ops.read_new_enums(ctx, md)
     ctx.commit(md, on_new="keep" if keep else "error")
     if keep:
-        issues = [i.to_json() for i in ctx.ir.inconsistencies]
-        return {"is_consistent": not issues, "inconsistent_objects": issues}
+        return inconsistencies.answer(await inconsistencies.listed(ctx))
+    await inconsistencies.refuse_new_role_issues(ctx, before_ir, before_md)
     return SUCCESS
 
 
 async def drop_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
-    """Remove every inconsistent object from metadata (spec 4.8)."""
-    md = drop_objects(ctx.metadata, (i.target() for i in ctx.ir.inconsistencies))
+    """Remove every inconsistent object from metadata (spec 4.8): the IR's, the objects
+    a role's schema cannot be built with and the remote schemas that could not be
+    introspected."""
+    issues = [*await inconsistencies.listed(ctx), *remote_issues(ctx.metadata, ctx.remotes)]
+    md = drop_objects(ctx.metadata, (i.target() for i in issues))
     ctx.ir = build_ir(md, ctx.catalog, ctx.ir)
     ctx.metadata, ctx.metadata_changed = md, True
     return SUCCESS
@@ -275,7 +291,7 @@ async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
     ctx.catalog = await ctx.db.introspect(ctx.conn, ctx.metadata)  # enum values read again
     ctx.ir = build_ir(ctx.metadata, ctx.catalog, ctx.ir)
     ctx.schema_changed = True
-    issues = ctx.ir.inconsistencies
+    issues = await inconsistencies.listed(ctx)  # the role schemas' included
     if not issues:
         return {**SUCCESS, "is_consistent": True}
     # The reference lists what is inconsistent, each object with its `name`.
@@ -284,8 +300,9 @@ async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
 
 
 async def get_inconsistent_metadata(ctx: Context, body: QueryBody) -> Any:
-    issues = [i.to_json() for i in ctx.ir.inconsistencies]
-    return {"is_consistent": not issues, "inconsistent_objects": issues}
+    """The inconsistent objects (`svc.api.inconsistencies`; remote schemas that could not
+    be introspected are added by the `REMOTE_ISSUES` check)."""
+    return inconsistencies.answer(await inconsistencies.listed(ctx))
 
 
 async def set_api_limits(ctx: Context, body: QueryBody) -> Any:

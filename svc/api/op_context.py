@@ -51,6 +51,7 @@ class Context:
     schema_changed: bool = False
     resource_version: int = 0  # the stored document's version (Hasura's resource_version)
     session: dict[str, str] | None = None
+    infer_functions: bool = True  # `--infer-function-permissions` (role schemas)
 
     def commit(self, md: Metadata, *, on_new: str = "error") -> None:
         """Adopt `md` if it adds no inconsistency.

@@ -35,7 +35,7 @@ from svc.schema import build_schema
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
 from svc.schema.remote_permissions import check_subset
-from svc.schema.remote_registry import Introspected
+from svc.schema.remote_registry import Introspected, remote_issues
 from svc.session_vars import ADMIN_ROLE
 
 
@@ -228,6 +228,9 @@ async def _introspect(body: Any, ctx: Any, result: Any, *, refresh_arg: bool) ->
     await ensure(ctx.metadata, ctx.remotes, refresh=refresh)
     if refresh_arg and isinstance(result, dict) and "is_consistent" in result:
         result["is_consistent"] = result["is_consistent"] and not _issues(ctx)
+    elif isinstance(result, dict) and "inconsistent_objects" in result:
+        # `replace_metadata` with `allow_inconsistent_metadata`: its answer lists them too
+        result = await list_remote_issues(ctx, body, Before.of(ctx), result)
     return result
 
 
@@ -246,21 +249,7 @@ async def refresh_remotes(ctx: Any, body: Any, before: Before, result: Any) -> A
 
 def _issues(ctx: Any) -> list[dict[str, Any]]:
     """`get_inconsistent_metadata` entries of remotes that could not be introspected."""
-    md = ctx.metadata
-    out = []
-    raw_by_name = {r.get("name"): r for r in md.remote_schemas if isinstance(r, dict)}
-    for entry in rs.remote_schemas(md):
-        found = ctx.remotes.lookup(entry)
-        if found is not None and found.error is not None:
-            out.append(
-                {
-                    "definition": raw_by_name.get(entry.name),
-                    "reason": f"Inconsistent object: {found.error}",
-                    "name": f"remote_schema {entry.name}",
-                    "type": "remote_schema",
-                }
-            )
-    return out
+    return [{**i.to_json(), "name": i.name} for i in remote_issues(ctx.metadata, ctx.remotes)]
 
 
 async def list_remote_issues(ctx: Any, body: Any, before: Before, result: Any) -> Any:

@@ -6,23 +6,23 @@ requests hold a reference to the state they started with.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import GraphQLSchema, validate_schema
+from graphql import GraphQLSchema
 
 from svc.catalog.introspect import DbCatalog
 from svc.config import Config
 from svc.errors import SvcError
-from svc.ir import Ir, build_ir
+from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
-from svc.schema import build_schema
-from svc.schema.remote_merge import merge_remotes
-from svc.schema.remote_registry import RemoteRegistry
+from svc.schema.remote_registry import RemoteRegistry, remote_issues
+from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
 from svc.timings import record
 
 PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per state, unless `Resources.plan_cache_bytes` says
@@ -236,28 +236,50 @@ class State:
     def schema(self, role: str) -> GraphQLSchema:
         """The GraphQL schema of `role` (built on first use).
 
-        Raises 500 `unexpected` (a JSON answer, never an empty one) when the schema cannot
-        be built: metadata writes refuse what would cause it (`svc.schema.names`), so only
-        a document stored or a database changed outside them can."""
+        Objects the schema cannot be built with are left out of it and reported as
+        inconsistent (`svc.schema.role_schema`: `issues`, `get_inconsistent_metadata`,
+        `/healthz`). Raises 500 `unexpected` (a JSON answer, never an empty one) only when
+        no schema can be built for the role even without them."""
         found = self.schemas.get(role)
         if found is not None:
             return found
         started = time.perf_counter()
-        try:
-            built = build_schema(self.ir, role, view=self.role_view(role))
-            built = merge_remotes(built, self.metadata, role, self.remotes)
-            errors: list[Exception] = list(validate_schema(built))  # checked path: now
-        except Exception as exc:
-            errors = [exc]
+        result = self.role_schema(role)
         record("schema_build", time.perf_counter() - started)  # /v1/metrics
-        if errors:
-            raise SvcError(
-                "unexpected",
-                f'the GraphQL schema of role "{role}" cannot be built: {errors[0]}',
-                status=500,
-            )
-        self.schemas[role] = built
-        return built
+        if result.schema is None:
+            reason = result.issues[0].reason if result.issues else "no schema"
+            raise SvcError("unexpected", reason.removeprefix("Inconsistent object: "), status=500)
+        self.schemas[role] = result.schema
+        return result.schema
+
+    def role_schema(self, role: str) -> RoleSchema:
+        """`role`'s schema and what it was built without (`svc.schema.role_schema`,
+        remembered on the IR)."""
+        return role_schema(
+            self.ir,
+            self.metadata,
+            role,
+            self.remotes,
+            infer_functions=self.resources.infer_function_permissions,
+        )
+
+    def check_role(self, role: str) -> tuple[Inconsistency, ...]:
+        """Build `role`'s schema if not built yet (kept for its requests); its issues.
+        Never raises (the engine checks every role in the background after a change)."""
+        with contextlib.suppress(SvcError):
+            self.schema(role)
+        return self.role_schema(role).issues
+
+    def roles(self) -> tuple[str, ...]:
+        """Every role the metadata shapes a schema for (`schema_roles`)."""
+        return schema_roles(self.metadata)
+
+    def issues(self) -> list[Inconsistency]:
+        """What this state serves as inconsistent: the IR's inconsistencies, the remote
+        schemas that could not be introspected and the objects left out of the role
+        schemas built so far (`/healthz`)."""
+        known = known_issues(self.ir, self.metadata, self.remotes)
+        return [*self.ir.inconsistencies, *remote_issues(self.metadata, self.remotes), *known]
 
     def remember(self, key: Any, value: Any, size: int | None = None) -> None:
         """Store a plan-cache entry of `size` estimated bytes (None: its key's texts and

@@ -30,7 +30,6 @@ from typing import Any
 from graphql import (
     GraphQLSchema,
     print_schema,
-    validate_schema,
 )
 
 from svc.api.graphql import coerce_variables, prepare
@@ -43,7 +42,8 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles, permission_index
-from svc.metadata.directory import FILES, KEY_ORDER, DirectoryError, metadata_from_files
+from svc.ir.unsupported_issues import locate_unsupported
+from svc.metadata.directory import ALL_FILES, KEY_ORDER, DirectoryError, metadata_from_files
 from svc.metadata.model import Metadata
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
@@ -52,6 +52,8 @@ from svc.plan.nodes import Const, Param, QueryPlan, SessionJson, SessionRef, Var
 from svc.plan.operation import PlanInput, plan_operation
 from svc.plan.steps import ActionLogStep, DatabaseStep, HttpStep, JoinStep, StepKind
 from svc.schema import build_schema
+from svc.schema.remote_registry import RemoteRegistry
+from svc.schema.role_schema import role_schema
 from svc.sql.mutation import render_write
 from svc.sql.render import Statement, render_query, render_root
 
@@ -136,26 +138,22 @@ def compile_metadata(
     md: Metadata, catalog: DbCatalog, *, infer_function_permissions: bool = True
 ) -> Result:
     """Build the IR and every role's schema; collect every problem (never raises for bad
-    metadata). Problems come sorted by file (`FILES` order) and position in the file."""
+    metadata). Problems come sorted by file (`ALL_FILES` order) and position in the file."""
     ir = build_ir(md, catalog)
     result = Result(ir, roles_of(md), remotes=tuple(remote_schemas(md)))
     result.problems.extend(
         Problem(*locate(md, issue), issue.reason) for issue in ir.inconsistencies
     )
     for role in result.roles:
-        try:
-            schema = build_schema(ir, role, infer_function_permissions=infer_function_permissions)
-        except (TypeError, ValueError, RecursionError) as exc:
-            # graphql-core: two types with one name; a relationship chain deeper than the
-            # recursion limit (about 500 tables linked both ways)
-            result.problems.append(Problem("tables.yaml", "$", f'schema of role "{role}": {exc}'))
-            continue
-        result.schemas[role] = schema
-        for error in validate_schema(schema):
-            result.problems.append(
-                Problem("tables.yaml", "$", f'schema of role "{role}": {error.message}')
-            )
-    result.problems.sort(key=lambda p: (FILES.index(p.file), _path_key(p.path)))
+        # As the server builds it: the objects a role's schema cannot be built with are
+        # left out and reported (`svc.schema.role_schema`; remotes are not introspected).
+        built = role_schema(
+            ir, md, role, RemoteRegistry(), infer_functions=infer_function_permissions
+        )
+        if built.schema is not None:
+            result.schemas[role] = built.schema
+        result.problems.extend(Problem(*locate(md, i), i.reason) for i in built.issues)
+    result.problems.sort(key=lambda p: (ALL_FILES.index(p.file), _path_key(p.path)))
     return result
 
 
@@ -189,6 +187,9 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     """
     if isinstance(issue, CheckIssue):
         return issue.file, issue.path
+    found = locate_unsupported(md, issue)  # kept sections, remote relationships
+    if found is not None:
+        return found
     found = locate_action(md, issue)  # actions and custom types
     if found is not None:
         return found

@@ -16,7 +16,13 @@ from typing import Any
 
 import httpx
 
-from svc.metadata.directory import FILES, DirectoryError, metadata_from_files, metadata_to_files
+from svc.metadata.directory import (
+    ALL_FILES,
+    FILES,
+    DirectoryError,
+    metadata_from_files,
+    metadata_to_files,
+)
 from svc.metadata.model import metadata_from_obj, metadata_to_obj
 from svc.session_vars import process_names
 
@@ -84,21 +90,27 @@ class Client:
 
 
 def read_directory(path: Path) -> dict[str, str]:
-    """`{file name: text}` of every file of `FILES` present in `path` (missing ones are
-    simply absent); raises `DirectoryError` when `path` is not a directory."""
+    """`{file name: text}` of every file of `ALL_FILES` present in `path` (missing ones
+    are simply absent); raises `DirectoryError` when `path` is not a directory."""
     if not path.is_dir():
         raise DirectoryError("", "not a directory")
     return {
-        name: (path / name).read_text(encoding="utf-8") for name in FILES if (path / name).is_file()
+        name: (path / name).read_text(encoding="utf-8")
+        for name in ALL_FILES
+        if (path / name).is_file()
     }
 
 
 def write_directory(path: Path, files: dict[str, str]) -> None:
-    """Write every file of `files` into `path` (created if needed), byte for byte; other
-    files in `path` are left alone."""
+    """Write every file of `files` into `path` (created if needed), byte for byte, and
+    remove the file of a kept section (`ALL_FILES` past `FILES`) that `files` lacks;
+    other files in `path` are left alone."""
     path.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (path / name).write_bytes(text.encode("utf-8"))
+    for name in ALL_FILES[len(FILES) :]:  # a kept section the document no longer has
+        if name not in files and (path / name).is_file():
+            (path / name).unlink()
 
 
 def export(client: Client, path: Path) -> int:

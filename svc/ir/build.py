@@ -41,6 +41,13 @@ from svc.ir.permissions import (
     update_permission,
 )
 from svc.ir.relationships import relationships
+from svc.ir.unsupported_issues import (
+    action_transform_issues,
+    event_trigger_issues,
+    kept_issues,
+    permission_error,
+    remote_relationship_issues,
+)
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
 
@@ -81,8 +88,17 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     functions = _functions(md, run.fn_index, set(entries), issues)
     tables = {name: build.table for name, build in builds.items()}
     issues.extend(metadata_checks(md, tables, functions))  # the document as a whole
+    issues.extend(remote_relationship_issues(md, tables))
+    issues.extend(event_trigger_issues(md, tables))
+    issues.extend(kept_issues(md))  # what svc keeps but does not apply
     actions = build_actions(md, tables, catalog)
     issues.extend(actions.issues)
+    untransformable = action_transform_issues(md, actions.actions)
+    if untransformable:  # not served: its handler would be called otherwise
+        issues.extend(untransformable)
+        left = {i.relationship for i in untransformable}
+        kept = {n: a for n, a in actions.actions.items() if n not in left}
+        actions = replace(actions, actions=kept)
     return Ir(
         tables=tables,
         inconsistencies=tuple(issues),
@@ -457,6 +473,7 @@ def _permissions(
     for item in getattr(entry, f"{kind}_permissions"):
         role = item.role
         try:
+            permission_error(item.permission)  # a key svc cannot honour: not served
             out[role] = make(role, item.permission, all_columns, table.name, resolver)
         except SvcError as exc:
             issues.append(
@@ -544,11 +561,14 @@ def _functions(
 def _table(entry: TableEntry, db: DbTable) -> Table:
     config = entry.configuration
     custom_columns: dict[str, str] = {}
+    comments: dict[str, str] = {}  # `column_config.<column>.comment`: the field's description
     if config is not None:
         custom_columns.update(config.custom_column_names)
         for col_name, col_conf in config.column_config.items():
             if isinstance(col_conf, dict) and isinstance(col_conf.get("custom_name"), str):
                 custom_columns[col_name] = col_conf["custom_name"]
+            if isinstance(col_conf, dict) and isinstance(col_conf.get("comment"), str):
+                comments[col_name] = col_conf["comment"]
     gql_name = (config.custom_name if config else None) or default_gql_name(entry.table)
     if not is_graphql_name(gql_name):
         gql_name = ""  # tracked, but absent from GraphQL until given a custom_name (Hasura)
@@ -562,7 +582,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
             nullable=c.nullable,
             has_default=c.has_default,
             is_array=c.type_category == "A",
-            comment=c.comment,
+            comment=comments.get(c.name, c.comment),
         )
         for c in db.columns
         if is_graphql_name(custom_columns.get(c.name, c.name))

@@ -32,6 +32,7 @@ import yaml
 from svc.errors import SvcError
 from svc.metadata.actions_sdl import SdlError, join_actions, split_actions
 from svc.metadata.model import Metadata, metadata_from_obj, metadata_to_obj
+from svc.metadata.unsupported import KEPT_FILES
 
 VERSION = 2
 
@@ -50,6 +51,9 @@ FILES: tuple[str, ...] = (
     "api_limits.yaml",
     "graphql_schema_introspection.yaml",
 )
+# `FILES` and the files of the sections svc keeps but does not apply
+# (`svc.metadata.unsupported.KEPT`), written only when the document has them.
+ALL_FILES: tuple[str, ...] = (*FILES, *KEPT_FILES.values())
 
 # File holding each list of the metadata document (the key in `export_metadata`).
 LIST_FILES: dict[str, str] = {
@@ -69,6 +73,7 @@ OBJECT_FILES: dict[str, str] = {
 FILE_OF_KEY: dict[str, str] = {
     **LIST_FILES,
     **OBJECT_FILES,
+    **KEPT_FILES,
     "version": "version.yaml",
     "actions": "actions.yaml",
     "custom_types": "actions.yaml",
@@ -401,7 +406,8 @@ def _qualify_names(obj: dict[str, Any]) -> None:
 
 
 def metadata_to_files(md: Metadata) -> dict[str, str]:
-    """The directory of `md`: `{file name: text}` for every name in `FILES`, in that order.
+    """The directory of `md`: `{file name: text}` for every name in `FILES`, in that order,
+    then the files of the kept sections `md` has (`ALL_FILES`).
 
     Deterministic (see the module doc): `metadata_to_files(metadata_from_files(f))` is `f`
     for any `f` this function wrote.
@@ -416,7 +422,10 @@ def metadata_to_files(md: Metadata) -> dict[str, str]:
     files["api_limits.yaml"] = dump_yaml(canonical(obj.get("api_limits") or {}, "api_limits"))
     introspection = obj.get("graphql_schema_introspection") or {"disabled_for_roles": []}
     files["graphql_schema_introspection.yaml"] = dump_yaml(introspection)
-    return {name: files[name] for name in FILES}
+    for key, file in KEPT_FILES.items():
+        if obj.get(key):
+            files[file] = dump_yaml(obj[key])
+    return {name: files[name] for name in ALL_FILES if name in files}
 
 
 # -- files → Metadata ---------------------------------------------------------------------
@@ -485,8 +494,8 @@ def _relocate(exc: SvcError) -> DirectoryError:
     key, rest = m.group(1), m.group(2)
     if key in LIST_FILES:
         return DirectoryError(LIST_FILES[key], exc.message, "$" + rest)
-    if key in OBJECT_FILES:
-        return DirectoryError(OBJECT_FILES[key], exc.message, "$" + rest)
+    if key in OBJECT_FILES or key in KEPT_FILES:
+        return DirectoryError(FILE_OF_KEY[key], exc.message, "$" + rest)
     return DirectoryError(FILE_OF_KEY[key], exc.message, f"$.{key}{rest}")
 
 
@@ -521,6 +530,11 @@ def metadata_from_files(files: Mapping[str, str]) -> Metadata:
         value = _mapping_file(files, file)
         if value:
             obj[key] = value
+    for key, file in KEPT_FILES.items():  # kept as given, reported as not applied
+        text = files.get(file)
+        section = load_yaml(file, text) if text is not None else None
+        if section:
+            obj[key] = section
     try:
         return metadata_from_obj(obj, path="$")
     except SvcError as exc:

@@ -16,7 +16,8 @@ from svc.metadata.actions import drop_action_object
 from svc.metadata.apply import replace_table, without_relationship
 from svc.metadata.apply_functions import without_functions
 from svc.metadata.apply_permissions import without_computed_field, without_permission
-from svc.metadata.model import Metadata, QualifiedName
+from svc.metadata.model import Metadata, QualifiedName, TableEntry
+from svc.metadata.unsupported import KEPT_KINDS, drop_kept
 
 
 class ObjectRef(msgspec.Struct, frozen=True):
@@ -36,6 +37,28 @@ def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
     """`md` without the object `ref` names; unchanged when it is not there."""
     if ref.kind in ("action", "custom_types"):
         return drop_action_object(md, ref.kind, ref.name)
+    if ref.kind in KEPT_KINDS:
+        kept: Metadata = drop_kept(md, ref.kind, ref.name)
+        return kept
+    if ref.kind == "remote_schema" and ref.table is None:
+        schemas = tuple(
+            r for r in md.remote_schemas if not (isinstance(r, dict) and r.get("name") == ref.name)
+        )
+        return msgspec.structs.replace(md, remote_schemas=schemas)
+    if ref.kind == "event_trigger" and ref.table is not None:
+        if md.table(ref.table) is None:
+            return md
+        return replace_table(
+            md,
+            ref.table,
+            lambda e: msgspec.structs.replace(
+                e, event_triggers=tuple(t for t in e.event_triggers if t.name != ref.name)
+            ),
+        )
+    if ref.kind == "remote_relationship" and ref.table is not None:
+        if md.table(ref.table) is None:
+            return md
+        return replace_table(md, ref.table, lambda e: without_remote_relationship(e, ref.name))
     if ref.kind == "function":
         return without_functions(md, lambda n: n == ref.function)
     table, name = ref.table, ref.name
@@ -72,3 +95,11 @@ def keep_existing(
     kept = tuple(t for t in md.tables if (t.table.schema, t.table.name) in tables)
     md = msgspec.structs.replace(md, tables=kept) if len(kept) != len(md.tables) else md
     return without_functions(md, lambda n: not function_exists(n))
+
+
+def without_remote_relationship(entry: TableEntry, name: str | None) -> TableEntry:
+    """`entry` without its remote relationship `name`."""
+    rels = tuple(
+        r for r in entry.remote_relationships if not (isinstance(r, dict) and r.get("name") == name)
+    )
+    return msgspec.structs.replace(entry, remote_relationships=rels)

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
-from svc.metadata import compat, session_names
+from svc.metadata import compat, session_names, unsupported
 from svc.metadata.action_model import Action, CustomTypes
 from svc.metadata.collection_model import AllowlistItem, QueryCollection, RestEndpoint
 from svc.metadata.cron_triggers import CronTrigger, normalise_all
@@ -140,6 +140,13 @@ class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     rest_endpoints: tuple[RestEndpoint, ...] = ()
     api_limits: ApiLimits | None = None  # `set_api_limits` (svc.metadata.limits)
     graphql_schema_introspection: IntrospectionOptions | None = None
+    # Sections svc keeps as given but does not apply; each object is reported as
+    # inconsistent (`svc.metadata.unsupported`, `svc.ir.unsupported_issues`).
+    inherited_roles: tuple[JSON, ...] = ()
+    network: JSON | msgspec.UnsetType = msgspec.UNSET
+    backend_configs: JSON | msgspec.UnsetType = msgspec.UNSET
+    opentelemetry: JSON | msgspec.UnsetType = msgspec.UNSET
+    metrics_config: JSON | msgspec.UnsetType = msgspec.UNSET
 
     def table(self, name: QualifiedName) -> TableEntry | None:
         """The tracked table entry for `name`, if tracked."""
@@ -174,6 +181,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     from svc.metadata.names import check_metadata_names  # names.py imports this module
 
     check_version(obj, path)
+    unsupported.check_sections(obj, path)  # what is neither read nor kept is refused
     tables_path = f"{path}.tables"
     if isinstance(obj, dict) and isinstance(obj.get("sources"), list):
         obj = dict(obj)
@@ -202,6 +210,7 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
         raw = obj.pop("graphql_schema_introspection", None)
         if raw is not None:
             introspection = introspection_from_obj(raw, f"{path}.graphql_schema_introspection")
+    unsupported.check_keys(obj, Metadata, path, tables_path)
     try:
         md = msgspec.convert(obj, Metadata)
     except msgspec.ValidationError as exc:

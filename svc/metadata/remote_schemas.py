@@ -193,20 +193,49 @@ def replace_role_grants(md: Metadata, name: str, permissions: list[Any]) -> Meta
 # -- remote relationships --------------------------------------------------------------
 
 
-def _relationship(table: QualifiedName, raw: Any) -> RemoteRelationship | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("definition"), dict):
-        return None
-    d = raw["definition"]
-    try:
-        return RemoteRelationship(
-            name=str(raw["name"]),
-            table=table,
-            svc_fields=tuple(d.get("svc_fields") or d.get("hasura_fields") or ()),
-            remote_schema=str(d["remote_schema"]),
-            remote_field=dict(d["remote_field"]),
+def relationship_definition(raw: Any) -> dict[str, Any]:
+    """`{remote_schema, svc_fields, remote_field}` of a stored remote relationship, in
+    either of the reference's shapes: `definition: {remote_schema, hasura_fields,
+    remote_field}` (svc's `svc_fields` too) or, since v2.1, `definition:
+    {to_remote_schema: {remote_schema, lhs_fields, remote_field}}`. The join fields are
+    column names (the columns' own names, not their custom GraphQL names). Raises
+    `SvcError`: `not-supported` for a relationship to a database (`to_source`),
+    `parse-failed` for any other shape."""
+    d = raw.get("definition") if isinstance(raw, dict) else None
+    if not isinstance(d, dict) or not isinstance(raw.get("name"), str):
+        raise SvcError(ErrorCode.PARSE_FAILED, 'expected {"name", "definition"}')
+    if "to_source" in d:
+        raise SvcError(
+            ErrorCode.NOT_SUPPORTED,
+            "svc does not support remote relationships to a database source yet",
         )
-    except (KeyError, TypeError, ValueError):
+    if isinstance(d.get("to_remote_schema"), dict):
+        d = d["to_remote_schema"]
+    fields = d.get("svc_fields", d.get("hasura_fields", d.get("lhs_fields")))
+    schema, remote_field = d.get("remote_schema"), d.get("remote_field")
+    if not isinstance(schema, str) or not isinstance(remote_field, dict):
+        raise SvcError(ErrorCode.PARSE_FAILED, 'expected "remote_schema" and "remote_field"')
+    if fields is None:
+        fields = []
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise SvcError(ErrorCode.PARSE_FAILED, "expected the join fields as a list of columns")
+    return {"remote_schema": schema, "svc_fields": tuple(fields), "remote_field": remote_field}
+
+
+def _relationship(table: QualifiedName, raw: Any) -> RemoteRelationship | None:
+    """The typed relationship of `raw`; None when it cannot be served (reported by
+    `svc.ir.unsupported_issues.remote_relationship_issues`)."""
+    try:
+        d = relationship_definition(raw)
+    except SvcError:
         return None
+    return RemoteRelationship(
+        name=raw["name"],
+        table=table,
+        svc_fields=d["svc_fields"],
+        remote_schema=d["remote_schema"],
+        remote_field=dict(d["remote_field"]),
+    )
 
 
 def remote_relationships(md: Metadata) -> list[RemoteRelationship]:
@@ -300,6 +329,16 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
+def _renamed_join(d: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """A relationship definition `d` with the join fields and `$column` arguments renamed."""
+    for key in ("svc_fields", "hasura_fields", "lhs_fields"):
+        if isinstance(d.get(key), list):
+            d[key] = [names.get(c, c) for c in d[key]]
+    if "remote_field" in d:
+        d["remote_field"] = _renamed(d["remote_field"], names)
+    return d
+
+
 def rename_join_columns(md: Metadata, table: QualifiedName, names: dict[str, str]) -> Metadata:
     """`md` with columns of `table` renamed (`names`: old → new) in its remote
     relationships' `svc_fields` and `$column` arguments (the reference follows a
@@ -310,11 +349,11 @@ def rename_join_columns(md: Metadata, table: QualifiedName, names: dict[str, str
         rels = []
         for raw in entry.remote_relationships:
             d = dict(raw.get("definition") or {}) if isinstance(raw, dict) else {}
-            for key in ("svc_fields", "hasura_fields"):
-                if key in d:
-                    d[key] = [names.get(c, c) for c in d[key]]
-            if "remote_field" in d:
-                d["remote_field"] = _renamed(d["remote_field"], names)
-            rels.append({**raw, "definition": d} if isinstance(raw, dict) else raw)
+            inner = d.get("to_remote_schema")
+            if isinstance(inner, dict):
+                d["to_remote_schema"] = _renamed_join(dict(inner), names)
+            rels.append(
+                {**raw, "definition": _renamed_join(d, names)} if isinstance(raw, dict) else raw
+            )
         return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=tuple(rels)))
     return md

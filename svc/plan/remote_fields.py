@@ -100,14 +100,17 @@ def _rewrite(
             rel = rel_of(parent, node.name.value)
             if rel is not None:
                 found.append(rel)
+                # Selected by their GraphQL names (a column's custom name), returned under
+                # the column's own name, which the join reads.
+                names = parent.fields[node.name.value].extensions.get("svc_join_fields")
                 out.extend(
                     FieldNode(
                         alias=NameNode(value=HIDDEN + c),
-                        name=NameNode(value=c),
+                        name=NameNode(value=gql),
                         arguments=(),
                         directives=(),
                     )
-                    for c in rel.svc_fields
+                    for c, gql in zip(rel.svc_fields, names or rel.svc_fields, strict=True)
                 )
                 continue
             if node.selection_set is not None:

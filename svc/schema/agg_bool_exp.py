@@ -36,8 +36,13 @@ def aggregate_bool_exp(b: Any, table: Table) -> GraphQLInputObjectType:
     count = f"{name}_count"
 
     def count_fields() -> dict[str, GraphQLInputField]:
+        arguments = (
+            {"arguments": b.input_field(b.list_nn(b.select_column_enum(table)))}
+            if b.cols(table)  # no columns visible: no enum of them
+            else {}
+        )
         return {
-            "arguments": b.input_field(b.list_nn(b.select_column_enum(table))),
+            **arguments,
             "distinct": b.input_field(GraphQLBoolean),
             "filter": b.input_field(b.bool_exp(table)),
             "predicate": b.input_field(b.nn(b.comparison_exp(COUNT))),

@@ -392,10 +392,18 @@ class SchemaBuilder:
         found = self._select_args.get(table.name)
         if found is None:
             t = self.t
+            distinct = (
+                {
+                    "distinct_on": t.argument(
+                        self.list_nn(self.select_column_enum(table)),
+                        "distinct select on columns",
+                    )
+                }
+                if self.cols(table)  # no enum without values: no `distinct_on` (the reference)
+                else {}
+            )
             found = self._select_args[table.name] = {
-                "distinct_on": t.argument(
-                    self.list_nn(self.select_column_enum(table)), "distinct select on columns"
-                ),
+                **distinct,
                 "limit": self._limit,
                 "offset": self._offset,
                 "order_by": t.argument(
@@ -579,6 +587,8 @@ class SchemaBuilder:
             "columns": self.argument(self.list_nn(self.select_column_enum(table))),
             "distinct": self.argument(GraphQLBoolean),
         }
+        if not self.cols(table):  # no columns to count (a select permission `columns: []`)
+            del count_args["columns"]
         f = {"count": t.field(self.nn(GraphQLInt), count_args, extensions=AGG_COUNT)}
         for op, cols in self.op_columns(table).items():
             f[op] = t.field(self._op_fields(table, op, cols), extensions=AGG_OP[op])

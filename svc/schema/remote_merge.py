@@ -144,10 +144,16 @@ def _remote_schema(role: str, data: dict[str, Any], entry: Any) -> GraphQLSchema
 
 
 def merge_remotes(
-    schema: GraphQLSchema, md: Metadata, role: str, remotes: RemoteRegistry
+    schema: GraphQLSchema,
+    md: Metadata,
+    role: str,
+    remotes: RemoteRegistry,
+    unresolved: list[tuple[RemoteRelationship, str]] | None = None,
 ) -> GraphQLSchema:
     """`schema` with the remote schemas of `md` merged in for `role`, as introspected in
-    `remotes` (see the module); the role view stays reachable (`schema_view`)."""
+    `remotes` (see the module); the role view stays reachable (`schema_view`). Remote
+    relationships whose remote field the role's remote schema lacks are not added and,
+    with `unresolved`, appended to it with the reason."""
     if not md.remote_schemas:
         return schema
     ours: dict[str, GraphQLNamedType] = dict(schema.type_map)
@@ -168,7 +174,7 @@ def merge_remotes(
     query = _root("query_root", schema.query_type, [p.query for p in merged])
     mutation = _root("mutation_root", schema.mutation_type, [p.mutation for p in merged])
     subscription = _root("subscription_root", schema.subscription_type, [p.query for p in merged])
-    _add_relationships(schema, md, merged)
+    _add_relationships(schema, md, merged, unresolved)
     new = GraphQLSchema(
         query,
         mutation,
@@ -192,17 +198,28 @@ def _root(
     return GraphQLObjectType(name, fields, description=ours.description if ours else None)
 
 
-def _table_types(schema: GraphQLSchema) -> dict[Any, GraphQLObjectType]:
-    """Each table's object type, found through the `select` root fields."""
-    out: dict[Any, GraphQLObjectType] = {}
+def _table_types(schema: GraphQLSchema) -> dict[Any, tuple[GraphQLObjectType, Any]]:
+    """Each table's object type and IR table, found through the `select` root fields."""
+    out: dict[Any, tuple[GraphQLObjectType, Any]] = {}
     root = schema.query_type
     for field in root.fields.values() if root else ():
         info = field.extensions.get("svc")
         if isinstance(info, FieldInfo) and info.kind == FieldKind.SELECT and info.table is not None:
             named = get_named_type(field.type)
             if isinstance(named, GraphQLObjectType):
-                out[info.table.name] = named
+                out[info.table.name] = (named, info.table)
     return out
+
+
+def join_field_names(table: Any, fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The GraphQL field names of a remote relationship's join fields: a column's custom
+    name when it has one (the join fields name columns, as in the reference), a computed
+    field's own name."""
+    out = []
+    for name in fields:
+        column = table.column(name) if table is not None else None
+        out.append(column.gql_name if column is not None else name)
+    return tuple(out)
 
 
 def _target_field(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
@@ -224,10 +241,21 @@ def _target_field(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
     return found
 
 
+def _field_path(spec: Any) -> list[str]:
+    """The field names of a relationship's `remote_field`, from the remote's root down."""
+    out = []
+    while isinstance(spec, dict) and spec:
+        name, inner = next(iter(spec.items()))
+        out.append(str(name))
+        spec = inner.get("field") if isinstance(inner, dict) else None
+    return out
+
+
 def _add_relationships(
     schema: GraphQLSchema,
     md: Metadata,
     merged: list[_Remote],
+    unresolved: list[tuple[RemoteRelationship, str]] | None = None,
 ) -> None:
     """Add each remote relationship as a field of its table's type (see the module)."""
     rels = remote_relationships(md)
@@ -236,11 +264,19 @@ def _add_relationships(
     by_name = {p.name: p for p in merged}
     tables = _table_types(schema)
     for rel in rels:
-        part, obj = by_name.get(rel.remote_schema), tables.get(rel.table)
-        if part is None or obj is None or not all(c in obj.fields for c in rel.svc_fields):
+        part, found_table = by_name.get(rel.remote_schema), tables.get(rel.table)
+        if part is None or found_table is None:
             continue
+        obj, table = found_table
+        joins = join_field_names(table, rel.svc_fields)
+        if not all(c in obj.fields for c in joins):
+            continue  # the role does not see every join field
         found = _target_field(part.schema, rel)
         if found is None:
+            if unresolved is not None:
+                path = ".".join(name for name in _field_path(rel.remote_field))
+                reason = f'field "{path}" not found in remote schema "{rel.remote_schema}"'
+                unresolved.append((rel, reason))
             continue
         target, fixed = found
         # The remote field's other arguments stay the client's to give; an input object
@@ -255,7 +291,12 @@ def _add_relationships(
                 if partial is not None:
                     args[n] = GraphQLArgument(partial, a.default_value)
         # the remote as this role sees it, in customized names: what execution sends in
-        ext = {"svc": REMOTE_REL_INFO, "svc_remote_rel": rel, "svc_remote_schema": part.schema}
+        ext = {
+            "svc": REMOTE_REL_INFO,
+            "svc_remote_rel": rel,
+            "svc_remote_schema": part.schema,
+            "svc_join_fields": joins,  # the join fields' GraphQL names (`svc_fields` order)
+        }
         obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
         # The reference lists the fields of a type with remote relationships by name.
         ordered = sorted(obj.fields.items())

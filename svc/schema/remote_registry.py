@@ -16,7 +16,9 @@ from typing import Any
 
 import msgspec
 
-from svc.metadata.remote_schemas import RemoteSchema
+from svc.ir.model import Inconsistency
+from svc.metadata.model import Metadata
+from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +59,24 @@ class RemoteRegistry:
         wanted = {registry_key(e) for e in keep}
         for key in [k for k in self._entries if k not in wanted]:
             del self._entries[key]
+
+
+def remote_issues(md: Metadata, remotes: RemoteRegistry) -> list[Inconsistency]:
+    """The remote schemas of `md` that could not be introspected (`type: remote_schema`,
+    the reason their error): served without their fields, listed by
+    `get_inconsistent_metadata`, warned about by `/healthz`."""
+    out = []
+    raw_by_name = {r.get("name"): r for r in md.remote_schemas if isinstance(r, dict)}
+    for entry in remote_schemas(md):
+        found = remotes.lookup(entry)
+        if found is not None and found.error is not None:
+            out.append(
+                Inconsistency(
+                    "remote_schema",
+                    raw_by_name.get(entry.name),
+                    f"Inconsistent object: {found.error}",
+                    name=f"remote_schema {entry.name}",
+                    relationship=entry.name,
+                )
+            )
+    return out

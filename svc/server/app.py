@@ -593,7 +593,7 @@ class App:
             request.error = {"code": ErrorCode.POSTGRES_ERROR, "message": "database unreachable"}
             return 500, b"ERROR", TEXT_HEADERS
         engine = self.engine
-        if engine is not None and (await engine.current_state()).ir.inconsistencies:
+        if engine is not None and await engine.inconsistent():
             query = parse_qsl(request.query_string.decode("latin-1"))
             if any(k == "strict" and v.lower() == "true" for k, v in query):
                 return 500, f"ERROR: {INCONSISTENT}".encode(), TEXT_HEADERS
