@@ -265,6 +265,22 @@ INCONSISTENT = [
         "nope",
     ),
     (
+        "event trigger transform svc does not apply",
+        _on_author(
+            "event_triggers",
+            [
+                {
+                    "name": "moved",
+                    "definition": {"insert": {"columns": "*"}},
+                    "webhook": "http://127.0.0.1:9",
+                    "request_transform": {"version": 2, "method": "PUT"},
+                }
+            ],
+        ),
+        "event_trigger",
+        '"method"',
+    ),
+    (
         "function",
         _set("functions", [{"function": {"schema": "public", "name": "no_such_function"}}]),
         "function",

@@ -16,7 +16,13 @@ without `allow_inconsistent_metadata` (`Context.commit`: 400 `not-supported`), p
 - `remote_relationship`: one whose shape svc does not read (`to_source`: a relationship
   to a database, which svc does not support yet), whose remote schema is not in the
   document, or whose join fields are not columns (nor scalar computed fields without
-  arguments) of its table.
+  arguments) of its table;
+- `event_trigger`: one naming a column its table lacks, or whose `request_transform`
+  asks for what svc does not apply (`event_transform_problem`: `url`, `method`, a body
+  template other than one `{{ $body.path }}`; still delivered with the rest);
+- `action`: one whose transforms ask for more than a body template
+  (`transform_problem`), left out of the schema (its handler would be called otherwise
+  than the document says).
 
 A permission whose `validate_input` svc cannot honour is refused by its table's build
 (`permission_error`, called by `svc.ir.build`), so it is an inconsistency of that
@@ -25,6 +31,7 @@ permission and is not served.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -167,6 +174,39 @@ def remote_relationship_issues(
             )
 
 
+# What svc applies of an event trigger's `request_transform` (`svc.workers.transform`).
+_EVENT_TRANSFORM_KEYS = frozenset(
+    {"version", "template_engine", "body", "query_params", "request_headers"}
+)
+_ONE_PATH = re.compile(r"^\s*\{\{\s*\$body((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
+
+
+def event_transform_problem(transform: Any) -> str | None:
+    """Why svc cannot deliver with an event trigger's `request_transform` as the
+    reference would: a key other than the body, `query_params` and `request_headers`
+    (`url`, `method`), another template engine, a body template other than one
+    `{{ $body.path }}` expression, a form-encoded body; None when it can."""
+    if not isinstance(transform, dict):
+        return None
+    for key, value in transform.items():
+        if key not in _EVENT_TRANSFORM_KEYS and value not in (None, {}, []):
+            return f'svc does not apply "{key}" of a transform yet'
+    engine = transform.get("template_engine")
+    if engine not in (None, "Kriti"):
+        return f'svc does not apply the template engine "{engine}"'
+    body = transform.get("body")
+    if isinstance(body, str):
+        return "svc does not apply a version 1 transform body (a template string) yet"
+    if isinstance(body, dict):
+        action = body.get("action", "transform")
+        if action not in _BODY_ACTIONS:
+            return f'svc does not apply a transform body "{action}" yet'
+        template = body.get("template")
+        if action == "transform" and not (isinstance(template, str) and _ONE_PATH.match(template)):
+            return "svc applies only a body template that is one {{ $body.path }} expression yet"
+    return None
+
+
 def event_trigger_issues(
     md: Metadata, tables: Mapping[QualifiedName, Table]
 ) -> Iterator[Inconsistency]:
@@ -180,6 +220,9 @@ def event_trigger_issues(
         for trigger in entry.event_triggers:
             try:
                 check_columns(trigger, entry.table, present, "$")
+                problem = event_transform_problem(trigger.request_transform)
+                if problem is not None:
+                    raise SvcError(NOT_SUPPORTED, f"request_transform: {problem}")
             except SvcError as exc:
                 yield Inconsistency(
                     "event_trigger",
