@@ -709,6 +709,25 @@ def test_a_remote_relationship_on_a_renamed_column_applies(srv: ServerProcess) -
         }
     }
     assert exported(srv)["tables"][2]["remote_relationships"] == profile["remote_relationships"]
+    # a column renamed by `run_sql` is followed into the join fields (not refused as a
+    # remote relationship on a missing column)
+    rename = "ALTER TABLE profile RENAME COLUMN uid TO user_id"
+    ok(srv, {"type": "run_sql", "args": {"sql": rename}})
+    assert inconsistent(srv) == []
+    rels = exported(srv)["tables"][2]["remote_relationships"]
+    assert rels[0]["definition"]["hasura_fields"] == ["user_id"]
+    assert rels[1]["definition"]["to_remote_schema"]["lhs_fields"] == ["user_id"]
+    got = gql(srv, "{ profile(where: {pid: {_eq: 10}}) { user { username } owner { id } } }")
+    assert got == {"data": {"profile": [{"user": {"username": "jane"}, "owner": {"id": 1}}]}}
+    ok(
+        srv,
+        {"type": "run_sql", "args": {"sql": "ALTER TABLE profile RENAME COLUMN user_id TO uid"}},
+    )
+    # dropping a join column is refused (the remote relationship depends on it)
+    dropped = q(srv, {"type": "run_sql", "args": {"sql": "ALTER TABLE profile DROP COLUMN uid"}})
+    assert dropped.status_code == 400, dropped.text
+    assert dropped.json()["code"] == "dependency-error"
+    assert "remote relationship profile.user" in dropped.json()["error"]
 
 
 def test_a_remote_relationship_to_a_missing_remote_field_is_listed(srv: ServerProcess) -> None:

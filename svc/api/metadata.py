@@ -74,6 +74,7 @@ from svc.metadata.model import (
 )
 from svc.metadata.names import check_function_configuration
 from svc.metadata.permission_model import PERMISSION_TYPES
+from svc.metadata.remote_schemas import rename_join_columns
 from svc.schema.remote_registry import remote_issues
 
 
@@ -158,6 +159,7 @@ def follow_catalog(ctx: Context, catalog: DbCatalog, *, check: bool) -> Metadata
     md = ctx.metadata
     for table, names in changes.column_renames.items():
         md = rename_columns(md, ctx.ir, table, names)
+        md = rename_join_columns(md, table, names)  # remote relationships, before the check
     for old, new in changes.table_renames.items():
         md = rename_table(md, old, new)
     return md

@@ -286,7 +286,10 @@ class Inconsistency:
         if self.type == "computed_field" and self.table is not None:
             return f'computed field {self.table}.{self.relationship} in source "default"'
         if self.relationship is not None and self.table is not None:
-            kind = "relationship" if self.type.endswith("_relation") else "permission"
+            named = {"remote_relationship": "remote relationship", "event_trigger": "event trigger"}
+            kind = named.get(self.type) or (
+                "relationship" if self.type.endswith("_relation") else "permission"
+            )
             return f'{kind} {self.table}.{self.relationship} in source "default"'
         if self.type == "function":
             return self.name.replace(" in source default", ' in source "default"')
