@@ -76,12 +76,20 @@ READ = frozenset(
 # Keys of a v3 source svc reads (`metadata_from_obj`); `customization` is read only to
 # check that it asks for nothing but svc's defaults.
 SOURCE_KEYS = frozenset({"name", "kind", "tables", "functions", "configuration"})
-# `customization` values that change nothing: what svc serves anyway.
-_DEFAULT_CUSTOMIZATION = {
-    "root_fields": ({}, None),
-    "type_names": ({}, None),
-    "naming_convention": ("hasura-default", None),
-}
+
+
+def _is_default(key: str, value: Any) -> bool:
+    """Whether a `customization` key asks for what svc serves anyway: no root field
+    namespace, prefix or suffix, no type name prefix or suffix (absent, null or empty,
+    as exports write them), the `hasura-default` naming convention."""
+    if key in ("root_fields", "type_names"):
+        return value is None or (
+            isinstance(value, dict) and all(v in (None, "") for v in value.values())
+        )
+    if key == "naming_convention":
+        return value in (None, "hasura-default")
+    return False
+
 
 # Keys svc's model stores on an object but does not act on, with the reason each makes its
 # object inconsistent (`svc.ir.unsupported_issues`).
@@ -132,8 +140,7 @@ def _check_customization(value: Any, path: str) -> None:
     if not isinstance(value, dict):
         raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path=path)
     for key, given in value.items():
-        defaults = _DEFAULT_CUSTOMIZATION.get(key)
-        if defaults is None or not any(given == d for d in defaults):
+        if not _is_default(key, given):
             raise not_supported(
                 "svc does not support source customization yet (root field namespaces, "
                 "prefixes and suffixes, type name prefixes and suffixes, naming conventions "
