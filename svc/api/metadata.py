@@ -243,10 +243,12 @@ async def untrack_function(ctx: Context, body: QueryBody) -> Any:
 
 
 async def export_metadata(ctx: Context, body: QueryBody) -> Any:
-    """The metadata document; version 2 of the operation wraps it as
+    """The metadata document (version 2, or 3 when it holds sources:
+    `svc.metadata.model.metadata_to_obj`); version 2 of the operation wraps it as
     `{resource_version, metadata}` (Hasura)."""
     out = metadata_to_obj(ctx.metadata)
-    out.setdefault("tables", [])
+    if "sources" not in out:
+        out.setdefault("tables", [])
     if body.version == 2:
         return {"resource_version": ctx.resource_version, "metadata": out}
     return out

@@ -32,8 +32,8 @@ def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p = sub.add_parser("metadata", help="export, apply or diff a metadata directory")
     commands = p.add_subparsers(dest="metadata_command", required=True)
     helps = {
-        "export": "write the server's metadata into DIR (config v2)",
-        "apply": "replace the server's metadata with the contents of DIR",
+        "export": "write the server's metadata into DIR (config v2, or v3 when DIR is v3)",
+        "apply": "replace the server's metadata with the contents of DIR (config v2 or v3)",
         "diff": "show what apply would change (unified diff, server -> DIR)",
     }
     for name, text in helps.items():
@@ -51,11 +51,21 @@ def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             help="admin secret (SVC_GRAPHQL_ADMIN_SECRET)",
         )
         _hasura_compat_argument(c, "the server runs with --hasura-compat")
+        if name == "export":
+            c.add_argument(
+                "--config-version",
+                type=int,
+                choices=(2, 3),
+                help="directory format to write: 2 (tables.yaml, …) or 3 (databases/…); "
+                "default: DIR's version.yaml, else 2",
+            )
 
 
 def _compile_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("compile", help="check a metadata directory against a database")
-    p.add_argument("--dir", required=True, type=Path, help="the metadata directory (config v2)")
+    p.add_argument(
+        "--dir", required=True, type=Path, help="the metadata directory (config v2 or v3)"
+    )
     p.add_argument(
         "--database-url",
         default=env_value("SVC_GRAPHQL_DATABASE_URL"),

@@ -1,14 +1,17 @@
 """`svc compile`: type-check a metadata directory against a database before deploying it.
 
-Loads the directory (`svc.metadata.directory`), introspects the database once
-(`svc.execute.db`), builds the IR (`svc.ir.build_ir`) and the GraphQL schema of every role
-(`svc.schema.build_schema`: admin and every role named in a permission), and prints every
-problem as `file: path: reason` on stderr, where `path` is a JSON path inside the file
-(`$[3].select_permissions[0]`). Problems are the IR's inconsistencies (what the server
+Loads the directory, config v2 or v3 (`svc.cli.metadata.load_directory`), introspects the
+database once (`svc.execute.db`), builds the IR (`svc.ir.build_ir`) and the GraphQL schema
+of every role (`svc.schema.build_schema`: admin and every role named in a permission), and
+prints every problem as `file: path: reason` on stderr, where `path` is a JSON path inside
+the file (`$[3].select_permissions[0]`). Problems are the IR's inconsistencies (what the server
 lists in `get_inconsistent_metadata`, spec 2.11), among them the whole-document checks of
 `svc.ir.checks` (duplicate declarations, root-field name clashes, allow-list entries and
 REST endpoints naming missing collections or queries, collection queries that do not
-parse), plus schemas graphql-core rejects.
+parse), the sources svc does not serve (`svc.ir.sources`), plus schemas graphql-core
+rejects. In a config v3 directory the file is the one the entry was read from, through its
+includes (`databases/default/tables/public_author.yaml: $.select_permissions[0]`:
+`svc.metadata.directory_v3.v3_place`).
 
 Exit status: 0 consistent, 1 problems (or a query that does not compile), 2 the directory
 or database could not be read. `--print-schema ROLE` writes the role's SDL and
@@ -34,7 +37,7 @@ from graphql import (
 
 from svc.api.graphql import coerce_variables, prepare
 from svc.catalog.introspect import DbCatalog
-from svc.cli.metadata import read_directory
+from svc.cli.metadata import load_directory
 from svc.config import Config
 from svc.errors import SvcError
 from svc.execute.db import Database
@@ -42,8 +45,10 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles, permission_index
+from svc.ir.sources import SOURCES_FILE, SourceIssue
 from svc.ir.unsupported_issues import locate_unsupported
-from svc.metadata.directory import ALL_FILES, KEY_ORDER, DirectoryError, metadata_from_files
+from svc.metadata.directory import ALL_FILES, KEY_ORDER, DirectoryError
+from svc.metadata.directory_v3 import v3_place
 from svc.metadata.model import Metadata
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
@@ -84,10 +89,11 @@ class Result:
 def run(args: argparse.Namespace) -> int:
     """Run `svc compile`; returns the exit status."""
     try:
-        md = metadata_from_files(read_directory(args.dir))
+        loaded = load_directory(args.dir)
     except DirectoryError as exc:
         print(f"{args.dir / exc.file}: {exc.path}: {exc.message}", file=sys.stderr)
         return 2
+    md = loaded.md
     try:
         catalog = asyncio.run(introspect(args.database_url, md))
     except SvcError as exc:
@@ -96,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     infer = Config.from_env().infer_function_permissions
     result = compile_metadata(md, catalog, infer_function_permissions=infer)
+    if loaded.v3 is not None:  # where each problem is written in the v3 directory
+        dd = loaded.v3
+        result.problems = [
+            Problem(*v3_place(dd, md, p.file, p.path), p.reason) for p in result.problems
+        ]
     for problem in result.problems:
         print(problem, file=sys.stderr)
     status = 1 if result.problems else 0
@@ -138,7 +149,8 @@ def compile_metadata(
     md: Metadata, catalog: DbCatalog, *, infer_function_permissions: bool = True
 ) -> Result:
     """Build the IR and every role's schema; collect every problem (never raises for bad
-    metadata). Problems come sorted by file (`ALL_FILES` order) and position in the file."""
+    metadata). Problems come sorted by file (the sources of `svc.ir.sources` first, then
+    `ALL_FILES` order) and position in the file."""
     ir = build_ir(md, catalog)
     result = Result(ir, roles_of(md), remotes=tuple(remote_schemas(md)))
     result.problems.extend(
@@ -153,8 +165,11 @@ def compile_metadata(
         if built.schema is not None:
             result.schemas[role] = built.schema
         result.problems.extend(Problem(*locate(md, i), i.reason) for i in built.issues)
-    result.problems.sort(key=lambda p: (ALL_FILES.index(p.file), _path_key(p.path)))
+    result.problems.sort(key=lambda p: (_FILE_RANK.get(p.file, -1), _path_key(p.path)))
     return result
+
+
+_FILE_RANK = {file: i for i, file in enumerate(ALL_FILES)}
 
 
 _STEP = re.compile(r"\[(\d+)\]|\.([^.\[]+)")
@@ -187,6 +202,8 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
     """
     if isinstance(issue, CheckIssue):
         return issue.file, issue.path
+    if isinstance(issue, SourceIssue):  # in the order `metadata_to_obj` writes sources
+        return SOURCES_FILE, f"$[{issue.index}]"
     found = locate_unsupported(md, issue)  # kept sections, remote relationships
     if found is not None:
         return found

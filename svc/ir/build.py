@@ -41,6 +41,7 @@ from svc.ir.permissions import (
     update_permission,
 )
 from svc.ir.relationships import relationships
+from svc.ir.sources import source_issues
 from svc.ir.unsupported_issues import (
     action_transform_issues,
     event_trigger_issues,
@@ -72,7 +73,7 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     unchanged entries are recognised by identity (`svc.metadata.apply` copies on write).
     """
     index = catalog.table_index()
-    issues: list[Inconsistency] = []
+    issues: list[Inconsistency] = source_issues(md)  # sources svc does not serve
     entries, dbs = _resolved(md, index, issues)
     cache = previous.cache if previous is not None and previous.cache is not None else _EMPTY
     run = _Run(entries, dbs, cache, catalog, index)

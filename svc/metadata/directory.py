@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
 import yaml
 
 from svc.errors import SvcError
@@ -323,11 +324,12 @@ _JsonLoader.yaml_implicit_resolvers = {
 }
 
 
-def dump_yaml(value: Any) -> str:
-    """Canonical YAML text of a JSON-like value (keys in the order given, see module doc)."""
+def dump_yaml(value: Any, dumper: type[yaml.SafeDumper] = _Dumper) -> str:
+    """Canonical YAML text of a JSON-like value (keys in the order given, see module doc);
+    `dumper`: `_Dumper` or a subclass (`svc.metadata.directory_v3`)."""
     text: str = yaml.dump(
         value,
-        Dumper=_Dumper,
+        Dumper=dumper,
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
@@ -337,10 +339,11 @@ def dump_yaml(value: Any) -> str:
     return text
 
 
-def load_yaml(file: str, text: str) -> Any:
-    """Parse one file; raises `DirectoryError` with the line and column of a syntax error."""
+def load_yaml(file: str, text: str, loader: type[Any] | None = None) -> Any:
+    """Parse one file; raises `DirectoryError` with the line and column of a syntax error.
+    `loader`: `_JsonLoader` (a safe loader, timestamps off) or a subclass."""
     try:
-        return yaml.load(text, Loader=_JsonLoader)  # a safe loader (timestamps off)
+        return yaml.load(text, Loader=loader or _JsonLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -351,18 +354,24 @@ def load_yaml(file: str, text: str) -> Any:
 # -- canonical form -----------------------------------------------------------------------
 
 
-def canonical(value: Any, key: str = "") -> Any:
-    """`value` (found under `key`) with list entries sorted and object keys ordered."""
+def canonical(
+    value: Any,
+    key: str = "",
+    orders: Mapping[str, tuple[str, ...]] = KEY_ORDER,
+    sort_keys: Mapping[str, Callable[[Any], Any]] = SORT_KEYS,
+) -> Any:
+    """`value` (found under `key`) with list entries sorted and object keys ordered
+    (`orders`, `sort_keys`: `KEY_ORDER` and `SORT_KEYS`, or a superset of them)."""
     if key in OPAQUE:
         return value
     if isinstance(value, dict):
-        order = KEY_ORDER.get(key, ())
+        order = orders.get(key, ())
         rank = {k: i for i, k in enumerate(order)}
         keys = sorted(value, key=lambda k: (rank.get(k, len(order)), str(k)))
-        return {k: canonical(value[k], k) for k in keys}
+        return {k: canonical(value[k], k, orders, sort_keys) for k in keys}
     if isinstance(value, list):
-        items = [canonical(v, key) for v in value]
-        sort_key = SORT_KEYS.get(key)
+        items = [canonical(v, key, orders, sort_keys) for v in value]
+        sort_key = sort_keys.get(key)
         return sorted(items, key=sort_key) if sort_key is not None else items
     return value
 
@@ -410,9 +419,11 @@ def metadata_to_files(md: Metadata) -> dict[str, str]:
     then the files of the kept sections `md` has (`ALL_FILES`).
 
     Deterministic (see the module doc): `metadata_to_files(metadata_from_files(f))` is `f`
-    for any `f` this function wrote.
+    for any `f` this function wrote. A config v2 directory has no place for the sources of
+    a version 3 document (`Metadata.default_source`, `.other_sources`): they are not
+    written (`svc metadata export` refuses a v2 export of other sources).
     """
-    obj = metadata_to_obj(md)
+    obj = metadata_to_obj(msgspec.structs.replace(md, default_source=None, other_sources=()))
     _qualify_names(obj)
     files = {"version.yaml": dump_yaml({"version": VERSION})}
     for key, file in LIST_FILES.items():

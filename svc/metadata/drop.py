@@ -24,8 +24,9 @@ class ObjectRef(msgspec.Struct, frozen=True):
     """A metadata object: `kind` is the inconsistency type (`table`, `function`,
     `computed_field`, `<kind>_permission`, `object_relation`, `array_relation`, …), `table`
     the table it belongs to (a table: itself), `name` the relationship or computed field
-    name or `role.kind` of a permission, `function` a tracked function's name. An object
-    without `table` or `function` (whole-document issues) names nothing to drop."""
+    name or `role.kind` of a permission (a source: its name), `function` a tracked
+    function's name. An object without `table` or
+    `function` (whole-document issues) names nothing to drop."""
 
     kind: str
     table: QualifiedName | None = None
@@ -35,6 +36,9 @@ class ObjectRef(msgspec.Struct, frozen=True):
 
 def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
     """`md` without the object `ref` names; unchanged when it is not there."""
+    if ref.kind == "source":  # the sources of that name svc does not serve
+        others = tuple(s for s in md.other_sources if s.get("name") != ref.name)
+        return msgspec.structs.replace(md, other_sources=others)
     if ref.kind in ("action", "custom_types"):
         return drop_action_object(md, ref.kind, ref.name)
     if ref.kind in KEPT_KINDS:

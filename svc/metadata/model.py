@@ -40,12 +40,15 @@ from svc.metadata.root_fields import check_table_entries
 
 __all__ = ["DEFAULT_SOURCE", "JSON", "QualifiedName", "TableName", "plain", "qualify"]
 
-# The one database source a document holds today: the v2 format's top-level `tables` and
-# `functions` are its (Hasura's v2 export is one source called `default`). The IR stamps
-# it on every table, function and relationship it builds (`svc.ir.build`), plans name it
+# The one database source svc serves: the v2 format's top-level `tables` and `functions`
+# are its (Hasura's v2 export is one source called `default`). The IR stamps it on every
+# table, function and relationship it builds (`svc.ir.build`), plans name it
 # (`svc.plan.sources`), and execution picks that source's connections
-# (`svc.execute.db.Sources`).
+# (`svc.execute.db.Sources`). A version 3 document's other sources are kept, not served
+# (`Metadata.other_sources`, reported by `svc.ir.sources`).
 DEFAULT_SOURCE = "default"
+# The source kind svc serves (`kind` of a version 3 source; absent means this one).
+SERVED_KIND = "postgres"
 
 
 class ManualConfiguration(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -124,8 +127,13 @@ class TableEntry(msgspec.Struct, frozen=True, omit_defaults=True):
 class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     """The whole metadata document, as `export_metadata` returns it.
 
-    `tables` and `functions` are those of the one source `DEFAULT_SOURCE`; a version 3
-    document's other sources are not kept (`metadata_from_obj`).
+    `tables` and `functions` are those of the one source svc serves, `DEFAULT_SOURCE`.
+    A version 3 document's sources (`metadata_from_obj`) also leave `default_source`, that
+    source's other keys when it has any besides its name and kind (`configuration`; the
+    keys svc does not read are refused: `svc.metadata.unsupported`), and
+    `other_sources`, every other source whole (its tables and functions included): kept
+    and exported back, never served, each an inconsistent object of type `source`
+    (`svc.ir.sources`). `metadata_to_obj` answers version 3 when either is set.
     """
 
     version: int = 2
@@ -147,6 +155,8 @@ class Metadata(msgspec.Struct, frozen=True, omit_defaults=True):
     backend_configs: JSON | msgspec.UnsetType = msgspec.UNSET
     opentelemetry: JSON | msgspec.UnsetType = msgspec.UNSET
     metrics_config: JSON | msgspec.UnsetType = msgspec.UNSET
+    default_source: JSON | None = None  # version 3: see the class docstring
+    other_sources: tuple[JSON, ...] = ()
 
     def table(self, name: QualifiedName) -> TableEntry | None:
         """The tracked table entry for `name`, if tracked."""
@@ -168,14 +178,15 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     """Build `Metadata` from user JSON (`replace_metadata`); accepts versions 1, 2 and 3
     (older shapes: `svc.metadata.compat`).
 
-    Version 3 (`sources: [{name, tables, functions}]`) is read from its `default` source
-    (`DEFAULT_SOURCE`); any other source is dropped without a word, as svc has always
-    done (its tables, functions and connection are not kept, so the export no longer
-    names it; adding sources is its own work: `pg_add_source`).
+    Version 3 (`sources: [{name, kind, tables, functions, configuration, …}]`): the source
+    svc serves (`served_source`: the first called `default` of kind `postgres`) gives
+    `tables` and `functions`, its other keys beyond `name` and `kind` are kept as
+    `default_source`; every other source is kept whole in `other_sources` (svc serves one
+    database; `svc.ir.sources` reports each as an inconsistent object of type `source`).
     Raises `SvcError` `parse-failed` with the JSON path of the first bad value: a `version`
-    other than 2 or 3 (`check_version`), a source that is not an object, a value of the
-    wrong type (msgspec's message; a select permission's root field lists: aeson's,
-    `svc.metadata.root_fields`), a name that is not a GraphQL name
+    other than 2 or 3 (`check_version`), a source that is not an object or has no string
+    `name`, a value of the wrong type (msgspec's message; a select permission's root field
+    lists: aeson's, `svc.metadata.root_fields`), a name that is not a GraphQL name
     (`svc.metadata.names.check_metadata_names`, which also raises its other codes).
     """
     from svc.metadata.names import check_metadata_names  # names.py imports this module
@@ -184,22 +195,9 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     unsupported.check_sections(obj, path)  # what is neither read nor kept is refused
     tables_path = f"{path}.tables"
     if isinstance(obj, dict) and isinstance(obj.get("sources"), list):
-        obj = dict(obj)
-        sources = obj.pop("sources")
-        for k, source in enumerate(sources):
-            if not isinstance(source, dict):
-                raise SvcError(
-                    ErrorCode.PARSE_FAILED, "expected an object", path=f"{path}.sources[{k}]"
-                )
-        k, default = next(
-            ((k, s) for k, s in enumerate(sources) if s.get("name") == DEFAULT_SOURCE),
-            (0, None),
-        )
-        tables_path = f"{path}.sources[{k}].tables"
-        if default is not None:
-            obj["tables"] = default.get("tables", [])
-            obj["functions"] = default.get("functions", [])
-        obj["version"] = 2
+        obj, k = _from_sources(obj, path)
+        if k is not None:
+            tables_path = f"{path}.sources[{k}].tables"
     if isinstance(obj, dict):
         obj = compat.upgrade(obj)  # version 1, functions as plain names
     limits = introspection = None
@@ -214,12 +212,71 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     try:
         md = msgspec.convert(obj, Metadata)
     except msgspec.ValidationError as exc:
-        raise convert_error(exc, path) from None
+        raise _in_source(convert_error(exc, path), path, tables_path) from None
     md = msgspec.structs.replace(md, api_limits=limits, graphql_schema_introspection=introspection)
     md = msgspec.structs.replace(md, cron_triggers=normalise_all(md.cron_triggers, path))
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
     session_names.check_metadata(md, path, tables_path)  # the other spelling: refused
     return md
+
+
+def _in_source(error: SvcError, path: str, tables_path: str) -> SvcError:
+    """An error at `<path>.tables…` or `<path>.functions…` of a version 3 document at
+    its place in the served source (`<path>.sources[k].tables…`)."""
+    source = tables_path.removesuffix("tables")
+    if source == f"{path}.":
+        return error
+    for key in ("tables", "functions"):
+        prefix = f"{path}.{key}"
+        rest = error.path.removeprefix(prefix)
+        if rest != error.path and (not rest or rest[0] in ".["):
+            error.path = f"{source}{key}{rest}"
+    return error
+
+
+def served_source(sources: list[Any]) -> int | None:
+    """Index of the source svc serves among a version 3 document's `sources`: the first
+    object named `DEFAULT_SOURCE` whose `kind` is `SERVED_KIND` or not given."""
+    for k, source in enumerate(sources):
+        if (
+            isinstance(source, dict)
+            and source.get("name") == DEFAULT_SOURCE
+            and source.get("kind", SERVED_KIND) == SERVED_KIND
+        ):
+            return k
+    return None
+
+
+# Keys of a source that the version 2 shape says too (the others make `default_source`).
+_V2_SOURCE_KEYS = frozenset({"name", "kind", "tables", "functions"})
+
+
+def _from_sources(obj: dict[str, Any], path: str) -> tuple[dict[str, Any], int | None]:
+    """A version 3 document in the version 2 shape svc reads, with `default_source` and
+    `other_sources` (see `metadata_from_obj`); and the served source's index."""
+    obj = dict(obj)
+    sources = obj.pop("sources")
+    for k, source in enumerate(sources):
+        at = f"{path}.sources[{k}]"
+        if not isinstance(source, dict):
+            raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path=at)
+        if "name" not in source:
+            raise SvcError(ErrorCode.PARSE_FAILED, 'key "name" not found', path=at)
+        if not isinstance(source["name"], str):
+            raise SvcError(ErrorCode.PARSE_FAILED, "expected a string", path=f"{at}.name")
+    served_at = served_source(sources)
+    obj.pop("default_source", None)
+    if served_at is not None:
+        served = sources[served_at]
+        obj["tables"] = served.get("tables", [])
+        obj["functions"] = served.get("functions", [])
+        if set(served) - _V2_SOURCE_KEYS:
+            obj["default_source"] = {
+                key: value for key, value in served.items() if key not in ("tables", "functions")
+            }
+    obj["other_sources"] = [s for j, s in enumerate(sources) if j != served_at]
+    obj["version"] = 2
+    return obj, served_at
 
 
 SUPPORTED_VERSIONS = compat.VERSIONS
@@ -265,6 +322,30 @@ def encode_metadata(md: Metadata) -> bytes:
 
 
 def metadata_to_obj(md: Metadata) -> JSON:
-    """The metadata as plain JSON-able objects (`export_metadata`)."""
+    """The metadata as plain JSON-able objects (`export_metadata`).
+
+    The version 2 shape (top-level `tables` and `functions`: spec 2.1, what svc has
+    always answered), unless `md` holds what that shape cannot: sources from a version 3
+    document (`default_source`, `other_sources`); then the version 3 shape the reference
+    answers, `{version: 3, sources: [{name: default, kind, tables, functions, …}, …], …}`,
+    the served source first.
+    """
     out: JSON = plain(md)
-    return out
+    if md.default_source is None and not md.other_sources:
+        return out
+    tables = out.pop("tables", [])
+    functions = out.pop("functions", [])
+    attrs = dict(out.pop("default_source", None) or {})
+    others = out.pop("other_sources", [])
+    out.pop("version", None)
+    sources: list[JSON] = []
+    if md.default_source is not None or tables or functions:
+        served: JSON = {
+            "name": attrs.pop("name", DEFAULT_SOURCE),
+            "kind": attrs.pop("kind", SERVED_KIND),
+            "tables": tables,
+        }
+        if functions:
+            served["functions"] = functions
+        sources.append({**served, **attrs})
+    return {"version": 3, "sources": [*sources, *others], **out}
