@@ -383,7 +383,7 @@ def test_compile_agrees_with_apply(
     srv: ServerProcess, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`svc compile` says of the v3 project what it says of its v2 twin; a problem in a
-    per-table file is printed at that file, and the live apply refuses it."""
+    per-table file is printed at that file, and the live apply reports it."""
     v3 = write(tmp_path / "v3", v3_project())
     v2 = write(tmp_path / "v2", v2_project())
     code, err = compile_dir(capsys, v3, db_url)
@@ -400,9 +400,14 @@ def test_compile_agrees_with_apply(
     ), err
     assert "no_such_column" in err[0]
     clear(srv)
-    assert cli(srv, "apply", v3) == 1
-    assert "no_such_column" in capsys.readouterr().err
-    assert export_doc(srv) == {"tables": []}  # refused: nothing applied
+    # As the Hasura CLI applies a config v3 project (`allow_inconsistent_metadata`): the
+    # rest is applied, the inconsistent permission kept and reported, exit 0 with a warning.
+    assert cli(srv, "apply", v3) == 0
+    warned = capsys.readouterr().err
+    assert "no_such_column" in warned and "metadata is inconsistent" in warned
+    doc = export_doc(srv)  # version 3: the project's source configuration is kept
+    assert len(doc["sources"][0]["tables"]) == 3, doc
+    assert cli(srv, "apply", v2) == 0  # the consistent twin replaces it
 
     # A bad value is refused before any request, at its file and place.
     table.write_text(dump({**ARTICLE, "object_relationships": [{"name": 3, "using": {}}]}))
@@ -499,11 +504,12 @@ def test_diff_of_a_v3_directory(
     assert '+- "!include public_extra.yaml"' in out
 
 
-def test_a_second_source_is_reported_by_compile_and_refused_by_apply(
+def test_a_second_source_is_reported_by_compile_and_apply(
     srv: ServerProcess, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A source other than `default` is never dropped: `svc compile` reports it at its
-    entry of `databases.yaml` and the live apply refuses it with the same reason (the
+    entry of `databases.yaml`, `svc metadata apply` keeps and reports it with the same
+    reason, and `replace_metadata` without the flag refuses it (the
     reference's treatment of a source it cannot serve: an inconsistent object of type
     `source`); with `allow_inconsistent_metadata` it is kept, listed, exported back (v3
     only) and dropped by `drop_inconsistent_metadata`."""
@@ -531,10 +537,12 @@ def test_a_second_source_is_reported_by_compile_and_refused_by_apply(
     ]
 
     clear(srv)
-    before = export_doc(srv)
-    assert cli(srv, "apply", project) == 1
-    assert f"not-supported: {reason}" in capsys.readouterr().err
-    assert export_doc(srv) == before
+    assert cli(srv, "apply", project) == 0  # the Hasura CLI's apply: kept and reported
+    warned = capsys.readouterr().err
+    assert reason.removeprefix("Inconsistent object: ") in warned, warned
+    assert "metadata is inconsistent" in warned
+    assert [s["name"] for s in export_doc(srv)["sources"]] == ["default", "analytics"]
+    clear(srv)
 
     # The API: refused the same way; kept when inconsistencies are allowed.
     document = read_directory_v3(DirectoryFiles(project)).document
@@ -565,9 +573,8 @@ def test_a_second_source_is_reported_by_compile_and_refused_by_apply(
         b"table:\n  name: events\n  schema: public\n"
     )
     assert b"- name: analytics\n" in exported["databases/databases.yaml"]
-    # The server holds it already: applied again, and reported (an inconsistency the
-    # metadata already has is kept, as for any object)
-    assert cli(srv, "apply", tmp_path / "v3") == 1
+    # Applied again: kept and reported again (exit 0 with the warning, as the Hasura CLI)
+    assert cli(srv, "apply", tmp_path / "v3") == 0
     assert "inconsistent source: " in capsys.readouterr().err
 
     r = srv.query({"type": "drop_inconsistent_metadata", "args": {}})

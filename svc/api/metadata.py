@@ -62,6 +62,7 @@ from svc.metadata.args import (
     UntrackTable,
     parse_args,
 )
+from svc.metadata.directory_v3 import as_version_3
 from svc.metadata.drop import drop_objects, keep_existing
 from svc.metadata.function_model import FunctionConfiguration, TrackedFunction
 from svc.metadata.limits import api_limits_from_obj, introspection_from_obj
@@ -243,14 +244,17 @@ async def untrack_function(ctx: Context, body: QueryBody) -> Any:
 
 
 async def export_metadata(ctx: Context, body: QueryBody) -> Any:
-    """The metadata document (version 2, or 3 when it holds sources:
-    `svc.metadata.model.metadata_to_obj`); version 2 of the operation wraps it as
-    `{resource_version, metadata}` (Hasura)."""
+    """The metadata document: version 2 (spec 2.1), or 3 when it holds sources
+    (`svc.metadata.model.metadata_to_obj`). Version 2 of the operation answers
+    `{resource_version, metadata}` with the document always in the version 3 shape
+    (`{version: 3, sources: [{name: default, kind: postgres, tables, …}], …}`), as the
+    reference's `export_metadata` answers it (`svc.metadata.directory_v3.as_version_3`)."""
     out = metadata_to_obj(ctx.metadata)
+    if body.version == 2:
+        # What the reference's newer clients (its CLI for config v3, its console) read.
+        return {"resource_version": ctx.resource_version, "metadata": as_version_3(out)}
     if "sources" not in out:
         out.setdefault("tables", [])
-    if body.version == 2:
-        return {"resource_version": ctx.resource_version, "metadata": out}
     return out
 
 

@@ -277,13 +277,19 @@ def _not_in_v2(answer: dict[str, Any], md: Metadata) -> list[str]:
 
 
 def apply(client: Client, path: Path) -> int:
-    """`svc metadata apply`: `replace_metadata` with the directory's document (config v3:
-    the document as read, every key of every file), then `get_inconsistent_metadata`: 1
-    when the server refused it or holds inconsistencies afterwards (each printed), 0
-    otherwise."""
+    """`svc metadata apply`: `replace_metadata` with the directory's document, then
+    `get_inconsistent_metadata`, each inconsistent object printed.
+
+    As the Hasura CLI (`cli/commands/metadata_apply.go`, `projectmetadata`): a config v3
+    directory (the document as read, every key of every file) is sent with
+    `allow_inconsistent_metadata: true`, so what svc cannot apply is kept and reported
+    while the rest serves, and the command warns and exits 0; a config v2 directory is
+    sent plain, so the server refuses it when it would be inconsistent (exit 1). Exit 1
+    too when inconsistencies remain after a config v2 apply."""
     loaded = load_directory(path)
     if loaded.v3 is not None:
-        client.query("replace_metadata", plain(loaded.v3.document))
+        args = {"metadata": plain(loaded.v3.document), "allow_inconsistent_metadata": True}
+        client.query("replace_metadata", args)
     else:
         client.query("replace_metadata", metadata_to_obj(loaded.md))
     report = client.query("get_inconsistent_metadata", {})
@@ -291,8 +297,8 @@ def apply(client: Client, path: Path) -> int:
     for issue in issues:
         print(f"inconsistent {issue.get('type')}: {issue.get('reason')}", file=sys.stderr)
     if issues:
-        print(f"svc metadata apply: applied {path} with inconsistencies", file=sys.stderr)
-        return 1
+        print(f"svc metadata apply: applied {path}; metadata is inconsistent", file=sys.stderr)
+        return 0 if loaded.v3 is not None else 1
     print(f"svc metadata apply: applied {path}", file=sys.stderr)
     return 0
 

@@ -487,6 +487,25 @@ def _sources_of(obj: Mapping[str, Any]) -> list[Any]:
     return [source]
 
 
+def as_version_3(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """An exported document (`metadata_to_obj`) in the version 3 shape the reference's
+    `export_metadata` answers: `{version: 3, sources: [...], …}` (a version 3 document is
+    returned as it is). The served source gets no `configuration` unless the document
+    keeps one: svc connects with its own database URL, and a document read back without
+    one is the same version 2 document (`metadata_from_obj`)."""
+    if "sources" in obj:
+        return dict(obj)
+    source: dict[str, Any] = {
+        "name": DEFAULT_SOURCE,
+        "kind": SERVED_KIND,
+        "tables": obj.get("tables") or [],
+    }
+    if obj.get("functions"):
+        source["functions"] = obj["functions"]
+    rest = {k: v for k, v in obj.items() if k not in ("version", "tables", "functions")}
+    return {"version": VERSION, "sources": [source], **rest}
+
+
 def _source_entry(source: Any, served: bool, folders: _Names, files: dict[str, str]) -> Any:
     """A source of `databases/databases.yaml`, its tables and functions written to their
     files (`served`: the source svc serves, whose table and function names are spelled
