@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from svc.cli import main
+from svc.cli.metadata import project_metadata_dir
 from tests.support import ServerProcess, create_database
 from tests.webhook_recorder import WebhookRecorder
 
@@ -73,7 +74,8 @@ def project(
     env = {"ACTION_BASE_URL": handler.url("").rstrip("/")}
     server = ServerProcess(database, "--hasura-compat", env=env)
     try:
-        apply = ["metadata", "apply", "--endpoint", server.url, "--dir", str(root / "metadata")]
+        # No --dir: the project's metadata directory, as `hasura metadata apply` finds it.
+        apply = ["metadata", "apply", "--endpoint", server.url, "--project", str(root)]
         assert main([*apply, "--hasura-compat"]) == 0
         yield Project(root, database, server)
     finally:
@@ -158,3 +160,13 @@ def test_the_export_is_the_applied_project(project: Project, tmp_path: Path) -> 
     )
     diff = ["metadata", "diff", "--endpoint", project.server.url, "--dir", str(out)]
     assert main([*diff, "--hasura-compat"]) == 0
+
+
+def test_the_metadata_directory_is_found_as_the_hasura_cli_finds_it(tmp_path: Path) -> None:
+    """`metadata_directory` of `config.yaml` (the Hasura CLI's `cli/config.go`), else
+    `metadata`; an unreadable `config.yaml` counts as none."""
+    assert project_metadata_dir(tmp_path) == tmp_path / "metadata"
+    (tmp_path / "config.yaml").write_text("version: 3\nmetadata_directory: hasura/md\n")
+    assert project_metadata_dir(tmp_path) == tmp_path / "hasura/md"
+    (tmp_path / "config.yaml").write_text("version: [3\n")
+    assert project_metadata_dir(tmp_path) == tmp_path / "metadata"

@@ -44,7 +44,18 @@ def _metadata_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             required=env_value("SVC_GRAPHQL_ENDPOINT") is None,
             help="server base URL, e.g. http://localhost:8080 (SVC_GRAPHQL_ENDPOINT)",
         )
-        c.add_argument("--dir", required=True, type=Path, help="the metadata directory")
+        c.add_argument(
+            "--dir",
+            type=Path,
+            help="the metadata directory (default: the project's, as the Hasura CLI finds "
+            "it: config.yaml's metadata_directory, else metadata)",
+        )
+        c.add_argument(
+            "--project",
+            type=Path,
+            default=Path("."),
+            help="the Hasura CLI project holding config.yaml (default .); used without --dir",
+        )
         c.add_argument(
             "--admin-secret",
             default=env_value("SVC_GRAPHQL_ADMIN_SECRET"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from svc.metadata.directory import (
     ALL_FILES,
@@ -42,8 +43,25 @@ from svc.metadata.model import Metadata, metadata_from_obj, metadata_to_obj, pla
 from svc.session_vars import process_names
 
 
+def project_metadata_dir(project: Path) -> Path:
+    """The metadata directory of a Hasura CLI project, as the CLI finds it
+    (`cli/config.go`: `metadata_directory` of `config.yaml`, default `metadata`); a
+    `config.yaml` that cannot be read counts as none."""
+    folder = "metadata"
+    try:
+        loaded = yaml.safe_load((project / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        loaded = None
+    if isinstance(loaded, dict) and isinstance(loaded.get("metadata_directory"), str):
+        folder = loaded["metadata_directory"]
+    return project / folder
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run one `svc metadata` command; returns the exit status."""
+    """Run one `svc metadata` command; returns the exit status. Without `--dir`, the
+    directory is the project's (`project_metadata_dir(--project)`)."""
+    if args.dir is None:
+        args.dir = project_metadata_dir(args.project)
     client = Client(args.endpoint, args.admin_secret)
     try:
         if args.metadata_command == "export":
