@@ -170,3 +170,45 @@ def test_the_metadata_directory_is_found_as_the_hasura_cli_finds_it(tmp_path: Pa
     assert project_metadata_dir(tmp_path) == tmp_path / "hasura/md"
     (tmp_path / "config.yaml").write_text("version: [3\n")
     assert project_metadata_dir(tmp_path) == tmp_path / "metadata"
+
+
+def test_compile_and_apply_report_the_same_unsupported_objects(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The v3 project with an inherited role and a second source (both kept, not served
+    by svc yet): `svc compile` and `svc metadata apply` name the same objects with the
+    same reasons, and the rest of the project is served."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "hasura_project_v3", root)
+    metadata = root / "metadata"
+    (metadata / "inherited_roles.yaml").write_text(
+        "- role_name: staff\n  role_set:\n    - user\n    - public\n"
+    )
+    with (metadata / "databases" / "databases.yaml").open("a") as f:
+        f.write("- name: analytics\n  kind: postgres\n  tables: []\n")
+    database = create_database(pg_url, prefix="hproj")
+    assert main(["migrate", "apply", "--project", str(root), "--database-url", database]) == 0
+    capsys.readouterr()
+    compiled = ["compile", "--dir", str(metadata), "--database-url", database, "--hasura-compat"]
+    assert main(compiled) == 1
+    reasons = sorted(
+        line.split(": ", 2)[2] for line in capsys.readouterr().err.splitlines() if ": $" in line
+    )
+    assert len(reasons) == 2, reasons
+    server = ServerProcess(database, "--hasura-compat", env={"ACTION_BASE_URL": "http://x"})
+    try:
+        apply = ["metadata", "apply", "--endpoint", server.url, "--project", str(root)]
+        assert main([*apply, "--hasura-compat"]) == 0
+        warned = capsys.readouterr().err
+        assert "metadata is inconsistent" in warned
+        lines = warned.splitlines()
+        applied = sorted(x.split(": ", 1)[1] for x in lines if x.startswith("inconsistent "))
+        assert applied == reasons
+        r = server.client.post(
+            "/v1/graphql",
+            json={"query": "{ tasks_aggregate { aggregate { count } } }"},
+            headers={"X-Hasura-Role": "public"},
+        )
+        assert r.json() == {"data": {"tasks_aggregate": {"aggregate": {"count": 1}}}}
+    finally:
+        server.stop()
