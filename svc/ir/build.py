@@ -51,6 +51,7 @@ from svc.ir.unsupported_issues import (
 )
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
+from svc.session_vars import is_admin
 
 
 def scalar_name(col: DbColumn) -> str:
@@ -474,6 +475,10 @@ def _permissions(
     for item in getattr(entry, f"{kind}_permissions"):
         role = item.role
         try:
+            if is_admin(role):  # the reference's `buildPermission` (RQL/DDL/Schema/Cache)
+                raise SvcError(
+                    ErrorCode.CONSTRAINT_VIOLATION, "cannot define permission for admin role"
+                )
             permission_error(item.permission)  # a key svc cannot honour: not served
             out[role] = make(role, item.permission, all_columns, table.name, resolver)
         except SvcError as exc:

@@ -7,6 +7,7 @@ field's meaning from `extensions["svc"]` (`svc.schema.FieldInfo`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from graphql import (
@@ -131,12 +132,12 @@ class Planner:
             call = self.call(fn.name, fn.args, fn.arg_order, args.get("args"))
             rows = self._rows(table, args, call)
             if info.kind == FieldKind.FUNCTION_AGGREGATE:
-                return Aggregate(rows, self._agg_fields(table, field, nodes))
+                return aggregate_of(rows, self._agg_fields(table, field, nodes))
             return Select(rows, self._fields(table, field, nodes), single=not fn.returns_set)
         if info.kind == FieldKind.SELECT:
             return Select(self._rows(table, args), self._fields(table, field, nodes))
         if info.kind == FieldKind.SELECT_AGGREGATE:
-            return Aggregate(self._rows(table, args), self._agg_fields(table, field, nodes))
+            return aggregate_of(self._rows(table, args), self._agg_fields(table, field, nodes))
         if info.kind == FieldKind.SELECT_BY_PK:
             where = And(
                 tuple(
@@ -398,8 +399,20 @@ class Planner:
                 continue
             sub_field = obj_type.fields[name]
             info: FieldInfo = sub_field.extensions["svc"]
-            out.append((alias, self._field(info, sub_field, sub_nodes)))
+            out.append((alias, self._cased(table, info, self._field(info, sub_field, sub_nodes))))
         return tuple(out)
+
+    def _cased(self, table: Table, info: FieldInfo, f: Field) -> Field:
+        """`f` with an inherited role's case filter: its value only in the rows a parent
+        granting it admits (`svc.ir.inherited`, `TableAccess.cases`)."""
+        if not isinstance(f, ColumnField | ComputedValue):
+            return f
+        cases = self.view.table(table.name).cases
+        named = info.column if isinstance(f, ColumnField) else info.computed
+        rule = cases.get(named.name) if cases and named is not None else None
+        if rule is None:
+            return f
+        return replace(f, case=filter_exp(self.tables, table, rule))
 
     def _field(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Field:
         if info.kind == FieldKind.COLUMN:
@@ -436,7 +449,7 @@ class Planner:
         else:
             return RelField(
                 rel.mapping,
-                Aggregate(self._rows(target, args), self._agg_fields(target, field, nodes)),
+                aggregate_of(self._rows(target, args), self._agg_fields(target, field, nodes)),
             )
         return RelField(rel.mapping, sel, rel.unique and info.kind == FieldKind.OBJECT_REL)
 
@@ -485,6 +498,20 @@ class Planner:
                 cols_out.append((col_alias, info.column.name, as_text))
             items.append((alias, AggOp(name, tuple(cols_out), op_type.name)))
         return AggAggregate(tuple(items))
+
+
+def aggregate_of(
+    rows: Rows, fields: tuple[tuple[str, AggAggregate | AggNodes | Typename], ...]
+) -> Aggregate:
+    """An `x_aggregate` over `rows`. With `aggregate` selected, a permission's row limit
+    caps `nodes` only and the aggregate is computed over every permitted row in the
+    request's window, as the reference does (`Hasura/Backends/Postgres/Translate/Select/
+    Internal/Process.hs` `mkPermissionLimitSubQuery`: `PLSQRequired` keeps the permission
+    limit off the base select and `withJsonAggExtr` applies it to the nodes' `json_agg`)."""
+    cap = rows.limit_cap
+    if cap is None or not any(isinstance(f, AggAggregate) for _, f in fields):
+        return Aggregate(rows, fields)
+    return Aggregate(replace(rows, limit_cap=None), fields, cap)
 
 
 def _key(path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall, direction: Any) -> OrderKey:

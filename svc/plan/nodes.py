@@ -212,6 +212,7 @@ class ColumnField:
     as_text: bool = False
     json_path: Param | None = None
     geojson: bool = False  # PostGIS geometry/geography, answered as GeoJSON
+    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,7 @@ class ComputedValue:
 
     call: FnCall
     as_text: bool = False
+    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,10 +299,16 @@ class AggNodes:
 
 @dataclass(frozen=True, slots=True)
 class Aggregate:
-    """An `x_aggregate` selection over `rows`."""
+    """An `x_aggregate` selection over `rows`.
+
+    `nodes_limit`: a permission's row limit kept off `rows` because `aggregate` is
+    selected; it caps `nodes` only (the reference's `PLSQRequired`,
+    `Hasura/Backends/Postgres/Translate/Select/Internal/Process.hs`
+    `mkPermissionLimitSubQuery` and `Internal/Extractor.hs` `withJsonAggExtr`)."""
 
     rows: Rows
     fields: tuple[tuple[str, AggAggregate | AggNodes | Typename], ...]
+    nodes_limit: int | None = None
 
 
 Field = ColumnField | ComputedValue | Typename | RelField

@@ -3,7 +3,9 @@ relationship's aggregate): in `<parent>_bool_exp`, `<rel>_aggregate: {count: {ar
 distinct, filter, predicate}}` keeps the parent rows whose count of related rows (those
 matching `filter`, counting `arguments` columns, `distinct` ones) satisfies `predicate`,
 an `Int_comparison_exp`. Offered where the role may aggregate the target, as the
-relationship's `<rel>_aggregate` field is. `svc.plan.build` plans it as `AggCount`.
+relationship's `<rel>_aggregate` field is, and sees one of its columns (the reference,
+`Hasura/GraphQL/Schema/BoolExp/AggregationPredicates.hs`, drops a predicate whose
+`arguments` enum would be empty). `svc.plan.build` plans it as `AggCount`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ def aggregate_fields(b: Any, table: Table) -> dict[str, GraphQLInputField]:
     out: dict[str, GraphQLInputField] = {}
     for rel in table.relationships:
         target = b.tables.get(rel.target)
+        # `count`'s `arguments` need the target's column enum: no visible column, no
+        # predicate, no field (`defaultAggregationPredicatesParser`'s `fails`)
         usable = target is not None and target.gql_name and b.aggregations(target)
+        usable = usable and bool(b.cols(target))
         if rel.kind == "array" and usable:
             out[f"{rel.name}_aggregate"] = b.input_field(aggregate_bool_exp(b, target))
     return out
@@ -36,13 +41,8 @@ def aggregate_bool_exp(b: Any, table: Table) -> GraphQLInputObjectType:
     count = f"{name}_count"
 
     def count_fields() -> dict[str, GraphQLInputField]:
-        arguments = (
-            {"arguments": b.input_field(b.list_nn(b.select_column_enum(table)))}
-            if b.cols(table)  # no columns visible: no enum of them
-            else {}
-        )
         return {
-            **arguments,
+            "arguments": b.input_field(b.list_nn(b.select_column_enum(table))),
             "distinct": b.input_field(GraphQLBoolean),
             "filter": b.input_field(b.bool_exp(table)),
             "predicate": b.input_field(b.nn(b.comparison_exp(COUNT))),

@@ -440,7 +440,7 @@ class Renderer:
                 value = literal(item.name)
             elif isinstance(item, AggNodes):
                 obj = self.row_json(item.fields, b, joins)
-                value = f"coalesce(json_agg({obj}{order}), '[]')"
+                value = _nodes_json(obj, order, agg.nodes_limit)
             else:
                 value = self._aggregate_object(item, b)
             parts.append(f"{literal(name)}, {value}")
@@ -479,6 +479,14 @@ class Renderer:
                     value = f"({value})::text"
             parts.append(f"{literal(name)}, {value}")
         return f"json_build_object({', '.join(parts)})"
+
+
+def _nodes_json(obj: str, order: str, limit: int | None) -> str:
+    """The `nodes` list: every row's object in order, or the first `limit` of them (a
+    permission's row limit that does not cap the aggregate; `svc.plan.build.aggregate_of`)."""
+    if limit is None:
+        return f"coalesce(json_agg({obj}{order}), '[]')"
+    return f"coalesce(array_to_json((array_agg({obj}{order}))[1:{int(limit)}]), '[]')"
 
 
 def _whole_table(rows: Rows) -> bool:
