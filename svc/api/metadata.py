@@ -24,7 +24,6 @@ from svc.api import (
     enum_ops,
     event_triggers,
     inconsistencies,
-    inherited_ops,
     legacy_writes,
     remote_ops,
     scheduled,
@@ -497,7 +496,6 @@ REGISTRY = Registry.of(
     legacy_writes.OPERATIONS,
     event_triggers.OPERATIONS,
     enum_ops.OPERATIONS,
-    inherited_ops.OPERATIONS,
     CATALOG_STATE_OPERATIONS,
 )
 OPERATIONS = REGISTRY  # every operation by name and alias

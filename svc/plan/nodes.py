@@ -212,7 +212,6 @@ class ColumnField:
     as_text: bool = False
     json_path: Param | None = None
     geojson: bool = False  # PostGIS geometry/geography, answered as GeoJSON
-    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +220,6 @@ class ComputedValue:
 
     call: FnCall
     as_text: bool = False
-    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
