@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     BATCH_LIMIT_EXCEEDED = "batch-limit-exceeded"
     CONFLICT = "conflict"
     CONSTRAINT_VIOLATION = "constraint-violation"
+    CYCLIC_DEPENDENCY = "cyclic-dependency"
     DATA_EXCEPTION = "data-exception"
     DEPENDENCY_ERROR = "dependency-error"
     DEPTH_LIMIT_EXCEEDED = "depth-limit-exceeded"

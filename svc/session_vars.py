@@ -48,7 +48,9 @@ class Names:
     `prefix`: of every session variable and of the server's own request headers;
     `role_variable`: the variable (and request header) naming the acting role;
     `admin_secret_header`, `access_key_header`: credential headers, never session
-    variables (Hasura `modifySessionVariables`); `allowed_roles_claim`,
+    variables (Hasura `modifySessionVariables`); `backend_only_header`: the header an
+    admin-secret (or unsecured) request sends to use `backend_only` permissions
+    (Hasura's `useBackendOnlyPermissionsHeader`); `allowed_roles_claim`,
     `default_role_claim`: the JWT claims naming the roles a token may act as and its
     default one; `claims_namespace`: where a JWT's claims are when the JWT configuration
     names no `claims_namespace`(`_path`); `role_not_found`: Hasura v2's message when a
@@ -65,6 +67,7 @@ class Names:
     admin_secret_header: str
     access_key_header: str
     credential_headers: frozenset[str]
+    backend_only_header: str
     allowed_roles_claim: str
     default_role_claim: str
     role_not_found: str
@@ -84,6 +87,7 @@ class Names:
             admin_secret_header=secret,
             access_key_header=key,
             credential_headers=frozenset({secret, key}),
+            backend_only_header=prefix + "use-backend-only-permissions",
             allowed_roles_claim=prefix + "allowed-roles",
             default_role_claim=prefix + "default-role",
             role_not_found=f"{role} not found in session variables",

@@ -354,12 +354,19 @@ class Engine:
 
     # -- GraphQL ------------------------------------------------------------------------
     async def graphql(
-        self, raw: Any, role: str, session: dict[str, str], client: str | None = None
+        self,
+        raw: Any,
+        role: str,
+        session: dict[str, str],
+        client: str | None = None,
+        *,
+        backend_only: bool = False,
     ) -> bytes:
         """Answer a GraphQL request body (an object, or a JSON array for a batch). A batch
         longer than the role's `batch_limit` raises `batch-limit-exceeded`; every operation
-        counts against the rate limit (`client`: the client's address, for per-IP rates)."""
-        state = await self.current_state()
+        counts against the rate limit (`client`: the client's address, for per-IP rates).
+        `backend_only`: the session may use `backend_only` writes (`State.serving`)."""
+        state = (await self.current_state()).serving(role, backend_only)
         service = self.graphql_service
         if isinstance(raw, list):
             service.limits(state, role).check_batch(len(raw), role)
@@ -371,12 +378,18 @@ class Engine:
         return await service.execute(state, role, session, raw, client=client)
 
     async def graphql_body(
-        self, body: bytes, role: str, session: dict[str, str], client: str | None = None
+        self,
+        body: bytes,
+        role: str,
+        session: dict[str, str],
+        client: str | None = None,
+        *,
+        backend_only: bool = False,
     ) -> bytes:
         """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
         same role is answered from them alone; a query with `@cached` from the response
         cache (`svc.api.response_cache`); raises `invalid-json`, and
-        `batch-limit-exceeded` for too long a batch."""
+        `batch-limit-exceeded` for too long a batch. `backend_only` as `graphql`'s."""
         if b"@cached" in body:
             version = (await self.current_state()).version
             return await self.response_cache.answer(
@@ -384,29 +397,37 @@ class Engine:
                 version,
                 role,
                 session,
-                lambda: self._graphql_body(body, role, session, client),
+                lambda: self._graphql_body(body, role, session, client, backend_only),
             )
-        return await self._graphql_body(body, role, session, client)
+        return await self._graphql_body(body, role, session, client, backend_only)
 
     async def _graphql_body(
-        self, body: bytes, role: str, session: dict[str, str], client: str | None
+        self,
+        body: bytes,
+        role: str,
+        session: dict[str, str],
+        client: str | None,
+        backend_only: bool = False,
     ) -> bytes:
-        state = await self.current_state()
+        state = (await self.current_state()).serving(role, backend_only)
         answer = await self.graphql_service.answer_again(state, role, session, body, client)
         if answer is not None:
             return answer
         raw = decode_json(body)
         if isinstance(raw, list):
-            return await self.graphql(raw, role, session, client)
+            return await self.graphql(raw, role, session, client, backend_only=backend_only)
         return await self.graphql_service.execute(
             state, role, session, raw, body=body, client=client
         )
 
-    async def prepare_large(self, body: bytes, role: str) -> tuple[Any, SvcError | None]:
+    async def prepare_large(
+        self, body: bytes, role: str, *, backend_only: bool = False
+    ) -> tuple[Any, SvcError | None]:
         """A large GraphQL body decoded, parsed, validated and planned in a worker thread
         (`svc.api.large_body`): `(decoded body, the document's error or None)`, to answer
-        with `graphql`. Raises 400 `invalid-json`."""
+        with `graphql` (`backend_only` as its). Raises 400 `invalid-json`."""
         state = await self.current_state()  # the thread must not prime a stale schema
+        state = state.serving(role, backend_only)
         allowlist = self.config.enable_allowlist
         return await asyncio.to_thread(
             prepare_large_body, self.graphql_service, state, body, role, allowlist=allowlist
@@ -418,6 +439,8 @@ class Engine:
         role: str,
         session: dict[str, str],
         push: Callable[[bytes], Awaitable[None]],
+        *,
+        backend_only: bool = False,
     ) -> LiveHandle:
         """Start one websocket operation (`svc.api.live`). `raw` is the GraphQL
         request object of a `start`/`subscribe` payload (`{query, variables?,
@@ -435,14 +458,18 @@ class Engine:
         `--live-queries-multiplexed-refetch-interval` ms, cohorts multiplexed by
         `--live-queries-multiplexed-batch-size`); a failed poll pushes `{"errors": …}`
         once and polling goes on. `await handle.stop()` ends it (idempotent; nothing is
-        pushed after it returns)."""
+        pushed after it returns). `backend_only` as `graphql`'s."""
         interval = self.live.interval  # subscriptions of action fields poll
+
+        async def current() -> State:
+            return (await self.current_state()).serving(role, backend_only)
+
         found = await subscribe_actions(
-            self.graphql_service, self.current_state, raw, role, session, push, interval
+            self.graphql_service, current, raw, role, session, push, interval
         )
         if found is not None:
             return found
-        state = await self.current_state()
+        state = await current()
         return await subscribe(self.graphql_service, self.live, state, raw, role, session, push)
 
     @staticmethod
@@ -463,9 +490,17 @@ class Engine:
             )
         return await pg_dump(self.config.database_url, opts, bool(raw.get("clean_output")))
 
-    async def rest(self, request: RestRequest, role: str, session: dict[str, str]) -> RestResponse:
-        """Answer a RESTified endpoint call (`svc.api.rest`); raises `SvcError`."""
-        state = await self.current_state()
+    async def rest(
+        self,
+        request: RestRequest,
+        role: str,
+        session: dict[str, str],
+        *,
+        backend_only: bool = False,
+    ) -> RestResponse:
+        """Answer a RESTified endpoint call (`svc.api.rest`; `backend_only` as `graphql`'s);
+        raises `SvcError`."""
+        state = (await self.current_state()).serving(role, backend_only)
         return await run_rest(self.graphql_service, state, request, role, session)
 
     async def explain(self, raw: Any) -> Any:

@@ -24,6 +24,7 @@ from svc.api import (
     enum_ops,
     event_triggers,
     inconsistencies,
+    inherited_ops,
     legacy_writes,
     remote_ops,
     scheduled,
@@ -496,6 +497,7 @@ REGISTRY = Registry.of(
     legacy_writes.OPERATIONS,
     event_triggers.OPERATIONS,
     enum_ops.OPERATIONS,
+    inherited_ops.OPERATIONS,
     CATALOG_STATE_OPERATIONS,
 )
 OPERATIONS = REGISTRY  # every operation by name and alias

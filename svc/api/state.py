@@ -23,6 +23,7 @@ from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
+from svc.session_vars import is_admin
 from svc.timings import record
 
 PLAN_CACHE_BYTES = 64 * 1024 * 1024  # per state, unless `Resources.plan_cache_bytes` says
@@ -188,7 +189,12 @@ class Resources:
 class State:
     """One consistent view; `role_views`, `schemas` and `plans` are caches filled on
     demand (a role's `RoleView` once per IR: its schema and plans read it); `resources`
-    are its engine's, shared with the states before and after it."""
+    are its engine's, shared with the states before and after it.
+
+    `backend_only`: this state serves requests allowed `backend_only` writes (Hasura's
+    `BOFAAllowed`): a sibling of the same IR made once by `serving`, with its own
+    caches, so the role's two schemas never share a cached document or plan and the
+    usual request's lookups stay what they were."""
 
     version: int
     metadata: Metadata
@@ -197,6 +203,8 @@ class State:
     resources: Resources
     role_views: dict[str, RoleView] = field(default_factory=dict)
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
+    backend_only: bool = False
+    siblings: dict[bool, State] = field(default_factory=dict, compare=False, repr=False)
     plans: PlanCache = field(init=False)
 
     def __post_init__(self) -> None:
@@ -224,12 +232,33 @@ class State:
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
         return cls(version, metadata, catalog, ir, resources or Resources())
 
+    def serving(self, role: str, backend_only: bool) -> State:
+        """The state a request of `role` is served from: this one, or — for a request
+        allowed `backend_only` writes by a role that is not admin (admin sees every
+        write already) — its `backend_only` sibling (made on first use, then kept)."""
+        if not backend_only or self.backend_only or is_admin(role):
+            return self
+        found = self.siblings.get(True)
+        if found is None:
+            found = self.siblings[True] = State(
+                self.version,
+                self.metadata,
+                self.catalog,
+                self.ir,
+                self.resources,
+                backend_only=True,
+            )
+        return found
+
     def role_view(self, role: str) -> RoleView:
         """What `role` may do with this IR (made on first use, then kept)."""
         found = self.role_views.get(role)
         if found is None:
             found = self.role_views[role] = role_view(
-                self.ir, role, infer_functions=self.resources.infer_function_permissions
+                self.ir,
+                role,
+                infer_functions=self.resources.infer_function_permissions,
+                backend_only=self.backend_only,
             )
         return found
 
@@ -261,6 +290,7 @@ class State:
             role,
             self.remotes,
             infer_functions=self.resources.infer_function_permissions,
+            backend_only=self.backend_only,
         )
 
     def check_role(self, role: str) -> tuple[Inconsistency, ...]:

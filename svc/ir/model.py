@@ -328,3 +328,5 @@ class Ir:
     cache: IrCache | None = field(default=None, compare=False, repr=False)
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     actions: Any = None  # `svc.ir.actions.ActionsIr`, None without actions
+    # Each inherited role → its role set (`svc.ir.inherited`; cycles refused before).
+    inherited_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)

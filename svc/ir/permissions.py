@@ -10,7 +10,7 @@ implicit equality made explicit); `svc.plan.permissions` turns it into plan node
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from msgspec import UNSET
@@ -39,7 +39,7 @@ class SelectPermission:
     the root fields it may have: `query_root_fields` (kinds `select`, `select_by_pk`,
     `select_aggregate`) and `subscription_root_fields` (those and `select_stream`); None
     allows every kind (Hasura `Hasura.RQL.Types.Permission`, `AllowedRootFields`:
-    `ARFAllowAllRootFields` when the key is absent or null)."""
+    `ARFAllowAllRootFields` when the key is absent or null). `cases`: see below."""
 
     role: str
     columns: tuple[str, ...]
@@ -49,6 +49,10 @@ class SelectPermission:
     computed_fields: tuple[str, ...]
     query_root_fields: frozenset[str] | None = None
     subscription_root_fields: frozenset[str] | None = None
+    cases: Mapping[str, Any] = field(default_factory=dict)
+    """An inherited role's column (or scalar computed field) → the normalised filter of
+    the rows where its value is shown, `null` elsewhere (`svc.ir.inherited`); empty for
+    a permission of the metadata."""
 
 
 def _op(key: str) -> str:

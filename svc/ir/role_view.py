@@ -12,11 +12,13 @@ for a one-off) and fills its per-table entries on first use, so a view of a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from svc.ir.inherited import granted, inherited_select
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
+from svc.ir.permissions import SelectPermission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema
@@ -50,10 +52,12 @@ class TableAccess:
     `readable`: admin, or the role has a select permission; `selectable`: readable and the
     table has a GraphQL name (so the schema shows it). `columns` and
     `computed_fields` are what it may select (`SETOF` computed fields only onto a
-    selectable table). `filter` is the select filter (None: unrestricted), `limit` its
-    row cap. `insert_columns`/`update_columns` are None when that write is not offered
-    (no permission, `backend_only`, a view that cannot take it, or — for updates — no
-    select permission). `root_fields` holds the kinds of root field the table gets:
+    selectable table; `cases`: an inherited role's column or computed field → the filter
+    of the rows where its value shows, `svc.ir.inherited`). `filter` is the select filter
+    (None: unrestricted), `limit` its row cap. `insert_columns`/`update_columns` are None
+    when that write is not offered (no permission, `backend_only`, a view that cannot
+    take it, or — for updates — no select permission). `root_fields` holds the kinds of
+    root field the table gets:
     `select`, `select_stream` (a subscription root, `svc.schema.stream`), `select_by_pk`,
     `select_aggregate`, `insert`, `insert_one`, `update`, `update_by_pk`, `update_many`,
     `delete`, `delete_by_pk`. `query_roots` and `subscription_roots` are the select kinds
@@ -84,6 +88,7 @@ class TableAccess:
     root_fields: frozenset[str]
     query_roots: frozenset[str] = frozenset()
     subscription_roots: frozenset[str] = frozenset()
+    cases: Mapping[str, Any] = field(default_factory=dict)
 
     def write(self, kind: str) -> WriteAccess | None:
         """The rule of write `kind` (`insert`, `update`, `delete`); None without one."""
@@ -96,12 +101,16 @@ class RoleView:
 
     `infer_functions` is `--infer-function-permissions`: a role may call a function
     returning a table it may select even without a function permission (spec 4.6).
-    Entries are built on first use and kept (`_tables`), never changed after.
+    `backend_only`: the request may use `backend_only` writes (Hasura's
+    `BOFAAllowed`: the admin secret and `X-Svc-Use-Backend-Only-Permissions: true`,
+    `svc.server.session.header_session`); otherwise they are hidden. Entries are built
+    on first use and kept (`_tables`), never changed after.
     """
 
     ir: Ir
     role: str
     infer_functions: bool = True
+    backend_only: bool = False
     _tables: dict[QualifiedName, TableAccess] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -120,7 +129,21 @@ class RoleView:
         return table is not None and bool(table.gql_name) and self._may_select(table)
 
     def _may_select(self, table: Table) -> bool:
-        return self.admin or self.role in table.select_permissions
+        return self.admin or self.select_permission(table) is not None
+
+    def select_permission(self, table: Table) -> SelectPermission | None:
+        """The role's select permission on `table` (an inherited role's combined from its
+        parents', `svc.ir.inherited`); None for admin or without one."""
+        if self.admin:
+            return None
+        if self.role not in self.ir.inherited_roles:
+            return table.select_permissions.get(self.role)
+        return inherited_select(table, self.role, self.ir.inherited_roles)
+
+    def _granted(self, roles: Iterable[str]) -> bool:
+        """Whether a function or action permission listing `roles` is the role's (its own,
+        or one of the roles it inherits from)."""
+        return granted(self.role, roles, self.ir.inherited_roles)
 
     def tables(self) -> dict[QualifiedName, Table]:
         """The tables the role may read, in the IR's order."""
@@ -144,7 +167,7 @@ class RoleView:
                 for fn in sorted(self.ir.functions.values(), key=lambda f: f.gql_name)
                 if fn.exposed_as == exposed_as
                 and self.selectable(fn.returns)
-                and (self.admin or self.infer_functions or self.role in fn.roles)
+                and (self.admin or self.infer_functions or self._granted(fn.roles))
             )
         return found
 
@@ -155,30 +178,39 @@ class RoleView:
         if resolved is None:
             return ()
         return tuple(
-            a for a in resolved.actions.values() if self.admin or self.role in a.action.roles
+            a for a in resolved.actions.values() if self.admin or self._granted(a.action.roles)
         )
 
 
-def role_view(ir: Ir, role: str, *, infer_functions: bool = True) -> RoleView:
+def role_view(
+    ir: Ir, role: str, *, infer_functions: bool = True, backend_only: bool = False
+) -> RoleView:
     """A new view of `ir` for `role` (callers that serve many requests keep one:
-    `State.role_view`)."""
-    return RoleView(ir, role, infer_functions)
+    `State.role_view`); `backend_only` as `RoleView`'s."""
+    return RoleView(ir, role, infer_functions, backend_only)
 
 
 def _table_access(view: RoleView, table: Table) -> TableAccess:
     admin, role = view.admin, view.role
-    sp = None if admin else table.select_permissions.get(role)
+    sp = view.select_permission(table)
     selectable = bool(table.gql_name) and (admin or sp is not None)
     if admin:
         columns = table.columns
     else:
         allowed = set(sp.columns) if sp is not None else set()
-        columns = tuple(c for c in table.columns if c.name in allowed)
+        # a column an inherited role shows in some rows only is nullable (`svc.ir.inherited`)
+        cases = sp.cases if sp is not None else {}
+        columns = tuple(
+            replace(c, nullable=True) if c.name in cases else c
+            for c in table.columns
+            if c.name in allowed
+        )
     names = frozenset(c.name for c in columns)
     insert, update, delete = (_write(table, kind, role, admin) for kind in ("i", "u", "d"))
-    insert_cols = _offered(insert, table.insertable)
-    update_cols = _offered(update, table.updatable_rows and selectable)
-    can_delete = table.deletable and selectable and delete is not None and not delete.backend_only
+    backend = view.backend_only
+    insert_cols = _offered(insert, table.insertable, backend)
+    update_cols = _offered(update, table.updatable_rows and selectable, backend)
+    can_delete = _offered(delete, table.deletable and selectable, backend) is not None
     pk_visible = bool(table.primary_key) and selectable and names.issuperset(table.primary_key)
     aggregations = admin or (sp is not None and sp.allow_aggregations)
     root_fields = frozenset(
@@ -201,6 +233,7 @@ def _table_access(view: RoleView, table: Table) -> TableAccess:
         column_names=names,
         computed_fields=_computed(view, table, None if admin else sp),
         filter=None if sp is None else sp.filter,
+        cases={} if sp is None else sp.cases,
         limit=None if sp is None else sp.limit,
         aggregations=aggregations,
         insert=insert,
@@ -247,9 +280,11 @@ def _write(table: Table, kind: str, role: str, admin: bool) -> WriteAccess | Non
     return WriteAccess(given, perm.set, perm.check, filter_, perm.backend_only)
 
 
-def _offered(write: WriteAccess | None, possible: bool) -> tuple[Column, ...] | None:
-    """The columns of a write the schema offers, or None (Hasura hides `backend_only`)."""
-    if not possible or write is None or write.backend_only:
+def _offered(write: WriteAccess | None, possible: bool, backend: bool) -> tuple[Column, ...] | None:
+    """The columns of a write the schema offers, or None: Hasura hides a `backend_only`
+    write from a request not allowed them (`backend`; `Hasura.GraphQL.Schema.Mutation`,
+    the `Frontend` scenario)."""
+    if not possible or write is None or (write.backend_only and not backend):
         return None
     return write.columns
 
@@ -335,8 +370,8 @@ def permission_index(perms: tuple[Permission[Any], ...], role: Any) -> int | Non
 
 
 def metadata_roles(md: Metadata) -> tuple[str, ...]:
-    """`admin` and every role named in a table, function or action permission of `md`, sorted
-    after admin (roles whose permissions do not resolve included)."""
+    """`admin` and every role named in a table, function or action permission of `md` or
+    inherited, sorted after admin (roles whose permissions do not resolve included)."""
     roles: set[str] = set()
     for entry in md.tables:
         for kind in PERMISSION_KINDS:
@@ -345,5 +380,6 @@ def metadata_roles(md: Metadata) -> tuple[str, ...]:
         roles.update(fn.roles)
     for action in md.actions:
         roles.update(action.roles)
+    roles.update(str(r.get("role_name")) for r in md.inherited_roles)
     roles.discard(ADMIN_ROLE)
     return (ADMIN_ROLE, *sorted(roles))

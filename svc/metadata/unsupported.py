@@ -2,6 +2,10 @@
 without a word (`metadata_from_obj` runs these checks on every document it reads:
 `replace_metadata`, the metadata directory, `svc compile`).
 
+`inherited_roles` is stored as given (its shape checked here, and a cycle refused with
+the reference's 400 `cyclic-dependency`, `svc.metadata.inherited_roles`) and applied
+(`svc.ir.inherited`); only an inherited role naming a role no permission has is reported.
+
 Each key svc does not apply is handled one of two ways, chosen per key:
 
 - **Kept and reported.** The whole top-level sections of features svc has not built yet
@@ -10,14 +14,13 @@ Each key svc does not apply is handled one of two ways, chosen per key:
   with its reason, `/healthz` warns, a `replace_metadata` without
   `allow_inconsistent_metadata` is refused with it (400 `not-supported`), one with the
   flag (what `hasura metadata apply` sends) applies the rest, as the reference does with
-  objects it cannot build. `KEPT` lists them: `inherited_roles` (the inherited role then
-  has no permissions of its own: its requests see what a role without permissions sees),
-  `network` (its TLS allow-list: svc verifies every certificate), `backend_configs`
-  (data connector agents: svc has no data connectors), `opentelemetry` when enabled (svc
-  exports no traces), `metrics_config` when it turns an analysis on. The same goes for the
-  keys of an object svc stores but does not act on (`OBJECT_KEYS_NOT_APPLIED`: a
-  permission's `validate_input`), which make their object inconsistent: the permission is
-  not served rather than served without its input validation.
+  objects it cannot build. `KEPT` lists them: `network` (its TLS allow-list: svc
+  verifies every certificate), `backend_configs` (data connector agents: svc has no data
+  connectors), `opentelemetry` when enabled (svc exports no traces), `metrics_config`
+  when it turns an analysis on. The same goes for the keys of an object svc stores but
+  does not act on (`OBJECT_KEYS_NOT_APPLIED`: a permission's `validate_input`), which
+  make their object inconsistent: the permission is not served rather than served
+  without its input validation.
 - **Refused** (400 `not-supported`, at the key's JSON path) where there is no place to
   keep the key or serving without it would answer a different API: a top-level key no
   version of the reference writes (a typo, or a newer feature); a v3 source's
@@ -46,6 +49,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata.inherited_roles import check_cycles
 
 # Top-level sections kept as given and reported per object (`svc.ir.unsupported_issues`).
 KEPT = ("inherited_roles", "network", "backend_configs", "opentelemetry", "metrics_config")
@@ -169,6 +173,7 @@ def _check_kept(obj: dict[str, Any], path: str) -> None:
                     "expected an array of role names",
                     path=f"{where}.role_set",
                 )
+        check_cycles(roles)  # the reference refuses a cycle whatever else is asked
     for key in ("network", "backend_configs", "opentelemetry", "metrics_config"):
         value = obj.get(key)
         if value is not None and not isinstance(value, dict):

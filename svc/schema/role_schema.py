@@ -66,18 +66,21 @@ def role_schema(
     *,
     infer_functions: bool = True,
     streaming: bool | None = None,
+    backend_only: bool = False,
 ) -> RoleSchema:
     """The schema of `role` over `ir` and `md`'s remote schemas as introspected in
     `remotes`, with the objects it could not be built with left out (see the module);
+    `backend_only`: with the role's `backend_only` writes (`RoleView.backend_only`);
     remembered on `ir` for these inputs. Never raises for bad metadata."""
     memo: dict[Any, Any] = ir.derived.setdefault(__name__, {})
-    key = (role, infer_functions, streaming)
+    key = (role, infer_functions, streaming, backend_only)
     snapshot = _snapshot(md, remotes)
     found = memo.get(key)
     if found is not None and found[0] is md and found[1] == snapshot:
         result: RoleSchema = found[2]
         return result
-    result = _RoleBuild(ir, md, role, remotes, infer_functions, streaming).run()
+    build = _RoleBuild(ir, md, role, remotes, infer_functions, streaming, backend_only)
+    result = build.run()
     memo[key] = (md, snapshot, result)
     return result
 
@@ -163,9 +166,11 @@ class _RoleBuild:
         remotes: RemoteRegistry,
         infer_functions: bool,
         streaming: bool | None,
+        backend_only: bool = False,
     ) -> None:
         self.ir, self.md, self.role, self.remotes = ir, md, role, remotes
         self.infer, self.streaming = infer_functions, streaming
+        self.backend_only = backend_only
         self.unresolved: list[tuple[Any, str]] = []  # of the last build that succeeded
 
     def run(self) -> RoleSchema:
@@ -213,7 +218,9 @@ class _RoleBuild:
         ir, md = leave_out(self.ir, self.md, tuple(without))
         unresolved: list[tuple[Any, str]] = []
         try:
-            view = role_view(ir, self.role, infer_functions=self.infer)
+            view = role_view(
+                ir, self.role, infer_functions=self.infer, backend_only=self.backend_only
+            )
             built = build_schema(ir, self.role, view=view, streaming=self.streaming)
             built = merge_remotes(built, md, self.role, self.remotes, unresolved)
             errors = [e for e in validate_schema(built) if not _white_lie(e.message)]

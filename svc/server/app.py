@@ -347,6 +347,7 @@ class App:
         try:
             with self.in_flight:
                 state = await engine.current_state()
+                state = state.serving(session.role, session.backend_only)
                 payload = await engine.graphql_service.answer_again(
                     state, session.role, session.variables, body
                 )
@@ -535,7 +536,9 @@ class App:
             if len(body) > LARGE_BODY:
                 payload = await self._large_graphql(engine, body, session)
             else:
-                payload = await engine.graphql_body(body, session.role, session.variables)
+                payload = await engine.graphql_body(
+                    body, session.role, session.variables, backend_only=session.backend_only
+                )
             return 200, payload, [*JSON_HEADERS, *passed_back()]  # Set-Cookie
         if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
             self._require_api("metadata")
@@ -579,7 +582,9 @@ class App:
             request.headers.get("content-type", ""),
             path_is_raw=request.raw_path is not None,
         )
-        answer = await engine.rest(rest, session.role, session.variables)
+        answer = await engine.rest(
+            rest, session.role, session.variables, backend_only=session.backend_only
+        )
         return answer.status, answer.body, JSON_HEADERS + answer.headers
 
     async def _healthz(self, request: Request) -> Response:
@@ -605,10 +610,11 @@ class App:
         validated, in a worker thread (graphql-core's parser is pure Python: a 20 MB
         comment takes seconds), then answered on the loop from the warmed caches."""
         role = session.role
-        raw, failed = await engine.prepare_large(body, role)
+        backend_only = session.backend_only
+        raw, failed = await engine.prepare_large(body, role, backend_only=backend_only)
         if failed is not None:
             return _encode({"errors": [failed.to_graphql_error(admin=session.is_admin)]})
-        return await engine.graphql(raw, role, session.variables)
+        return await engine.graphql(raw, role, session.variables, backend_only=backend_only)
 
     def _require_api(self, name: str) -> None:
         if name not in self.config.enabled_apis:

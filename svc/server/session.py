@@ -32,10 +32,14 @@ class Session:
 
     List values (array claims of a JWT, lists from an auth webhook) are Postgres array
     literals such as `{a,b}`, the form the reference's permission rules read them in.
+    `backend_only`: the request may use `backend_only` insert, update and delete
+    permissions (Hasura's `BackendOnlyFieldAccess`: only an admin-secret or unsecured
+    request saying so, `header_session`).
     """
 
     role: str
     variables: dict[str, str]
+    backend_only: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -48,14 +52,39 @@ def header_session(headers: Mapping[str, str], default_role: str, names: Names) 
     """The session of an admin (or unsecured) request from lower-cased `headers`.
 
     Every header of `names`' prefix (`x-svc-*`) but the admin secret is a variable; the
-    role is `names.role_variable` (`x-svc-role`), else `default_role`.
+    role is `names.role_variable` (`x-svc-role`), else `default_role`. The session may
+    use `backend_only` permissions when `names.backend_only_header` is a true value
+    (Hasura `mkUserInfo`'s `getBackendOnlyFieldAccess` for `UAdminSecretSent` and
+    `UAuthNotSet`); raises 400 `bad-request` for a value that is not a boolean text.
     """
     prefix, role_variable = names.prefix, names.role_variable
     variables = {k: v for k, v in headers.items() if k.startswith(prefix)}
     variables.pop(names.admin_secret_header, None)
     role = variables.get(role_variable, default_role)
     variables[role_variable] = role
-    return Session(role, variables)
+    flag = variables.get(names.backend_only_header)
+    backend_only = flag is not None and _boolean_text(names.backend_only_header, flag)
+    return Session(role, variables, backend_only)
+
+
+_TRUE_TEXTS = ("true", "t", "yes", "y")
+_FALSE_TEXTS = ("false", "f", "no", "n")
+
+
+def _boolean_text(header: str, value: str) -> bool:
+    """Hasura's `parseStringAsBool` (case-insensitive); raises 400 `bad-request` naming
+    `header` with the reference's message otherwise."""
+    lowered = value.lower()
+    if lowered in _TRUE_TEXTS or lowered in _FALSE_TEXTS:
+        return lowered in _TRUE_TEXTS
+    shown = ",".join(f'"{t}"' for t in _TRUE_TEXTS)
+    shown_false = ",".join(f'"{t}"' for t in _FALSE_TEXTS)
+    raise SvcError(
+        ErrorCode.BAD_REQUEST,
+        f"{header}:  Not a valid boolean text. True values are [{shown}] and  False values"
+        f" are [{shown_false}]. All values are case insensitive",
+        status=400,
+    )
 
 
 def claims_session(

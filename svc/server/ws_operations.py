@@ -40,9 +40,16 @@ class Subscriber(Protocol):
     """The engine entry the transport needs (`svc.api.engine.Engine.subscribe`)."""
 
     async def subscribe(
-        self, raw: dict[str, Any], role: str, session: dict[str, str], push: Push
+        self,
+        raw: dict[str, Any],
+        role: str,
+        session: dict[str, str],
+        push: Push,
+        *,
+        backend_only: bool = False,
     ) -> Handle:
-        """Start one operation; raises SvcError before execution."""
+        """Start one operation (`backend_only`: the session may use `backend_only`
+        writes); raises SvcError before execution."""
 
 
 @dataclass(eq=False)
@@ -123,7 +130,11 @@ class Operations:
     ) -> None:
         try:
             handle = await engine.subscribe(
-                payload, session.role, session.variables, self._pusher(op)
+                payload,
+                session.role,
+                session.variables,
+                self._pusher(op),
+                backend_only=session.backend_only,
             )
         except SvcError as exc:
             await self._pre_execution_error(op, exc, admin=session.is_admin)

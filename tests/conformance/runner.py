@@ -13,7 +13,8 @@ Setup granularity follows upstream's pytest fixtures:
   `values_setup.yaml`/`values_teardown.yaml` around every case file (the mutation fixtures
   `per_class_db_schema_for_mutation_tests` + `per_method_db_data_for_mutation_tests`).
 
-Every setup/teardown body is POSTed to `/v1/query` and must answer 200. The root `clear_db.yaml`
+Every setup/teardown body is POSTed to `/v1/query` (an `API_V2` directory's as WAVE3.md
+section 0 says) and must answer 200. The root `clear_db.yaml`
 runs once on every database the runner uses. When a setup or teardown fails, or the server
 dies, the runner moves to a fresh database and a fresh server so later directories start clean.
 
@@ -78,6 +79,24 @@ SETUP_NAMES = frozenset(
         "values_teardown.yaml",
     }
 )
+
+API_V2 = frozenset({"graphql_query/permissions/inherited_roles"})
+"""Directories of the *class, metadata API v2* fixture (WAVE3.md section 0):
+`schema_setup.yaml` → `/v2/query`, then `setup.yaml` → `/v1/metadata`; after the last case
+`teardown.yaml` → `/v1/metadata`, then `schema_teardown.yaml` → `/v2/query`."""
+
+
+def fixture_url(path: Path) -> str:
+    """Where a fixture body is posted: `/v1/query`, or for an `API_V2` directory
+    `/v2/query` (schema files) and `/v1/metadata` (the others)."""
+    try:
+        rel = path.parent.relative_to(CORPUS).as_posix()
+    except ValueError:
+        return "/v1/query"
+    if rel not in API_V2:
+        return "/v1/query"
+    return "/v2/query" if path.name.startswith("schema_") else "/v1/metadata"
+
 
 EXTRA_CASES: dict[str, int] = {
     # upstream: test_select_query_invalid_fkey_relationship posts this bare /v1/query body and
@@ -202,8 +221,12 @@ def discover(corpus: Path = CORPUS) -> list[Suite]:
         else:
             suite.dir_setup = _existing(directory, "setup.yaml")
             suite.dir_teardown = _existing(directory, "teardown.yaml")
-        suite.dir_setup += _existing(directory, "schema_setup.yaml")
-        suite.dir_teardown = _existing(directory, "schema_teardown.yaml") + suite.dir_teardown
+        if rel in API_V2:  # schema first, tracking after; untracking first
+            suite.dir_setup = _existing(directory, "schema_setup.yaml") + suite.dir_setup
+            suite.dir_teardown += _existing(directory, "schema_teardown.yaml")
+        else:
+            suite.dir_setup += _existing(directory, "schema_setup.yaml")
+            suite.dir_teardown = _existing(directory, "schema_teardown.yaml") + suite.dir_teardown
         suite.file_setup += _existing(directory, "values_setup.yaml")
         suite.file_teardown = _existing(directory, "values_teardown.yaml") + suite.file_teardown
         suites.append(suite)
@@ -508,13 +531,13 @@ class _Engine:
             raise
 
     def post_body(self, path: Path) -> str | None:
-        """POST a setup/teardown body to `/v1/query`; the problem, or None on 200."""
+        """POST a setup/teardown body (to `fixture_url`); the problem, or None on 200."""
         try:
             body = load_yaml(path)
         except (yaml.YAMLError, OSError) as exc:
             return f"{path.name}: {type(exc).__name__}: {_one_line(exc)}"
         try:
-            resp = self.request({"url": "/v1/query", "query": body})
+            resp = self.request({"url": fixture_url(path), "query": body})
         except httpx.HTTPError as exc:
             return f"{path.name}: {type(exc).__name__}: {_one_line(exc)}"
         if resp.status_code != 200:

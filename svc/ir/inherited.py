@@ -1,0 +1,154 @@
+"""What an inherited role may do: its parents' permissions combined (Hasura's rules).
+
+An inherited role (`inherited_roles` of the document, `svc.metadata.inherited_roles`) has,
+on a table where it has no select permission of its own, the combination of its
+parents' select permissions (the reference's `combinedSelPermInfoToSelPermInfo`,
+`Hasura/RQL/Types/Table.hs`, and the docs page "Inherited roles"):
+
+- rows: those any parent's filter admits (the filters OR-ed);
+- columns and scalar computed fields: those any parent grants. A column every parent
+  grants (with no condition of its own) is plain; any other gets a *case filter*: the OR
+  of the filters of the parents that grant it, so in a row no such parent admits, its
+  value is `null` (`AnnColumnCaseBoolExp`; the planner wraps the column in
+  `CASE WHEN <case filter> THEN <column> ELSE NULL END`). Such columns are nullable in
+  the role's schema;
+- `limit`: the largest of the parents' limits (a parent without one does not count, as
+  the reference's `Maybe (Max Int)`); `allow_aggregations`: any parent's; root fields:
+  all when any parent allows all, else the union;
+- a parent that is itself inherited contributes its combined permission. Where that
+  parent gives a column under a case filter, svc keeps the condition (the parent's filter
+  AND its case filter) so no cell the parent would hide appears; the reference keeps only
+  the parent's filter there.
+
+Parents without a permission on the table are ignored; a table no parent may select is
+not the role's. Function and action permissions: the role has one when it or any role
+it inherits from has one (`mkBooleanPermissionMap`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from svc.errors import ErrorCode
+from svc.ir.model import Inconsistency, Table
+from svc.ir.permissions import SelectPermission
+from svc.metadata.inherited_roles import parents as document_parents
+from svc.metadata.model import Metadata
+
+Parents = Mapping[str, tuple[str, ...]]
+
+
+def inherited_select(
+    table: Table, role: str, parents: Parents, _seen: frozenset[str] = frozenset()
+) -> SelectPermission | None:
+    """`role`'s select permission on `table`: its own when it has one, else its parents'
+    combined (None: neither). Cycles are refused before an IR is built; `_seen` guards."""
+    own = table.select_permissions.get(role)
+    if own is not None or role not in parents or role in _seen:
+        return own
+    seen = _seen | {role}
+    found = [
+        sp
+        for sp in (inherited_select(table, p, parents, seen) for p in parents[role])
+        if sp is not None
+    ]
+    return combine(role, found, [c.name for c in table.columns]) if found else None
+
+
+def combine(role: str, perms: list[SelectPermission], column_order: list[str]) -> SelectPermission:
+    """The select permission of `role` made of `perms` (at least one), as the module says."""
+    columns = [c for c in column_order if any(c in sp.columns for sp in perms)]
+    computed = list(dict.fromkeys(n for sp in perms for n in sp.computed_fields))
+    cases: dict[str, Any] = {}
+    for name in (*columns, *computed):
+        grants = [sp for sp in perms if name in sp.columns or name in sp.computed_fields]
+        conditional = [sp for sp in grants if name in sp.cases]
+        if len(grants) == len(perms) and not conditional:
+            continue  # every parent shows it in every row it admits
+        cases[name] = any_of(_and(sp.filter, sp.cases.get(name)) for sp in grants)
+    limits = [sp.limit for sp in perms if sp.limit is not None]
+    return SelectPermission(
+        role=role,
+        columns=tuple(columns),
+        filter=any_of(sp.filter for sp in perms),
+        limit=max(limits) if limits else None,
+        allow_aggregations=any(sp.allow_aggregations for sp in perms),
+        computed_fields=tuple(computed),
+        query_root_fields=_roots(sp.query_root_fields for sp in perms),
+        subscription_root_fields=_roots(sp.subscription_root_fields for sp in perms),
+        cases=cases,
+    )
+
+
+def any_of(filters: Iterable[Any]) -> dict[str, Any]:
+    """The OR of normalised filters (`{}`: every row); one filter stays as it is."""
+    items: list[dict[str, Any]] = []
+    for f in filters:
+        f = f or {}
+        if not f:
+            return {}
+        if f not in items:
+            items.append(f)
+    return items[0] if len(items) == 1 else {"_or": items}
+
+
+def _and(first: Any, second: Any) -> dict[str, Any]:
+    if not second:
+        return dict(first or {})
+    if not first:
+        return dict(second)
+    return {"_and": [first, second]}
+
+
+def _roots(listed: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    out: set[str] = set()
+    for roots in listed:
+        if roots is None:
+            return None
+        out |= roots
+    return frozenset(out)
+
+
+def granted(role: str, roles: Iterable[str], parents: Parents) -> bool:
+    """Whether `role` or a role it inherits from (at any depth) is among `roles`."""
+    wanted = set(roles)
+    todo, seen = [role], set()
+    while todo:
+        r = todo.pop()
+        if r in wanted:
+            return True
+        if r not in seen:
+            seen.add(r)
+            todo.extend(parents.get(r, ()))
+    return False
+
+
+def parent_issues(md: Metadata, known: Callable[[Metadata], Iterable[str]]) -> list[Inconsistency]:
+    """An inconsistency (type `inherited_role`, 400 `not-exists`) per inherited role
+    naming a role that is neither in a permission nor inherited (the reference's
+    `resolveInheritedRole` message); `known(md)` gives the roles permissions name."""
+    roles = set(known(md)) | set(document_parents(md))
+    out: list[Inconsistency] = []
+    for entry in md.inherited_roles:
+        name = str(entry.get("role_name"))
+        missing = [r for r in entry.get("role_set") or () if r not in roles]
+        if not missing:
+            continue
+        reason = (
+            "the following parent role(s) are not found: "
+            + ", ".join(str(r) for r in sorted(set(missing)))
+            + f' which are required to construct the inherited role: "{name}"'
+        )
+        out.append(
+            Inconsistency(
+                "inherited_role",
+                entry,
+                f"Inconsistent object: {reason}",
+                ErrorCode.NOT_EXISTS,
+                f"inherited_role {name}",
+                None,
+                name,
+            )
+        )
+    return out
