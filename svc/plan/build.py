@@ -399,8 +399,20 @@ class Planner:
                 continue
             sub_field = obj_type.fields[name]
             info: FieldInfo = sub_field.extensions["svc"]
-            out.append((alias, self._field(info, sub_field, sub_nodes)))
+            out.append((alias, self._cased(table, info, self._field(info, sub_field, sub_nodes))))
         return tuple(out)
+
+    def _cased(self, table: Table, info: FieldInfo, f: Field) -> Field:
+        """`f` with an inherited role's case filter: its value only in the rows a parent
+        granting it admits (`svc.ir.inherited`, `TableAccess.cases`)."""
+        if not isinstance(f, ColumnField | ComputedValue):
+            return f
+        cases = self.view.table(table.name).cases
+        named = info.column if isinstance(f, ColumnField) else info.computed
+        rule = cases.get(named.name) if cases and named is not None else None
+        if rule is None:
+            return f
+        return replace(f, case=filter_exp(self.tables, table, rule))
 
     def _field(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Field:
         if info.kind == FieldKind.COLUMN:

@@ -212,6 +212,7 @@ class ColumnField:
     as_text: bool = False
     json_path: Param | None = None
     geojson: bool = False  # PostGIS geometry/geography, answered as GeoJSON
+    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,7 @@ class ComputedValue:
 
     call: FnCall
     as_text: bool = False
+    case: BoolExp | None = None  # an inherited role's rows where it shows (else null)
 
 
 @dataclass(frozen=True, slots=True)
