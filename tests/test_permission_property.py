@@ -266,6 +266,18 @@ PERMS: dict[str, dict[str, Perm]] = {
             sql="t.is_published",
         ),
     },
+    # Aggregates over a filtered, limited table: what they compute must not depend on the
+    # rows the filter hides (unpublished ratings are 1000 + id), whatever the limit.
+    "capped": {
+        "author": Perm(("id", "name"), {}, aggregations=True),
+        "article": Perm(
+            ("id", "author_id", "rating"),
+            {"is_published": {"_eq": True}},
+            aggregations=True,
+            limit=3,
+            sql="t.is_published",
+        ),
+    },
     # Text and list session variables (the injection corpus goes through both).
     "named": {
         "author": Perm(
@@ -1118,8 +1130,13 @@ class Checker:
                 _, in_window = self.ids_in(f"{path}.nodes", table, args, got["nodes"], candidates)
                 for i, (row_id, obj) in enumerate(zip(in_window, got["nodes"], strict=True)):
                     self.obj(f"{path}.nodes[{i}]", table, item[1], obj, row_id)
+                if cap is not None and len(in_window) >= cap:  # nodes cut, aggregate not
+                    in_window = expected if window_known else None
         if "aggregate" not in got:
             return
+        # The reference computes the aggregate over every permitted row in the request's
+        # window; the permission's limit cuts `nodes` only (`mkPermissionLimitSubQuery`).
+        cap = None
         aggregate = got["aggregate"]
         names = {i[1] if i[0] == "op" else "count" for i in items if i[0] != "nodes"}
         if not isinstance(aggregate, dict) or set(aggregate) != names:
@@ -1683,3 +1700,71 @@ def test_after_the_corpus_everything_is_as_before(env: Env) -> None:
     assert {k: v["aggregate"]["count"] for k, v in counts.items()} == {
         f"{t}_aggregate": len(rows) for t, rows in DATA.items()
     }
+
+
+# -- aggregates learn nothing about hidden rows -------------------------------------------
+
+
+def _published(author_id: int | None = None) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in DATA["article"]
+        if r["is_published"] and (author_id is None or r["author_id"] == author_id)
+    ]
+
+
+def test_aggregates_see_only_permitted_rows(env: Env) -> None:
+    """`capped` sees published articles (a limit of 3): `_aggregate` count/sum/max/min,
+    `count(columns, distinct)` and a relationship's aggregate are computed over exactly
+    those rows (the reference ANDs the select filter into the aggregate's base select and
+    lets the limit cut `nodes` only), so an unpublished rating (1000 + id) never shows."""
+    rows = _published()
+    ratings = [r["rating"] for r in rows if r["rating"] is not None]
+    got = env.graphql(
+        "{ article_aggregate { aggregate { count c: count(columns: [author_id], "
+        "distinct: true) sum { rating } max { rating } min { rating } } nodes { id } } }",
+        role="capped",
+    )["data"]["article_aggregate"]
+    assert got["aggregate"] == {
+        "count": len(rows),
+        "c": len({r["author_id"] for r in rows}),
+        "sum": {"rating": sum(ratings)},
+        "max": {"rating": max(ratings)},
+        "min": {"rating": min(ratings)},
+    }
+    assert len(got["nodes"]) == 3
+    assert {n["id"] for n in got["nodes"]} <= {r["id"] for r in rows}
+    authors = env.graphql(
+        "{ author(order_by: {id: asc}) { id articles_aggregate { aggregate { count "
+        "max { rating } } } } }",
+        role="capped",
+    )["data"]["author"]
+    for a in authors:
+        mine = [r["rating"] for r in _published(a["id"]) if r["rating"] is not None]
+        agg = a["articles_aggregate"]["aggregate"]
+        assert agg["count"] == len(_published(a["id"])), a
+        assert agg["max"]["rating"] == (max(mine) if mine else None), a
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 4])
+def test_aggregate_filters_see_only_permitted_rows(env: Env, n: int) -> None:
+    """`where: {articles_aggregate: {count: {predicate, filter, arguments, distinct}}}`
+    counts the target rows the role's filter lets through (the reference's
+    `AggregationPredicatesImplementation` carries the target's row permission): the
+    authors answered are exactly those whose published articles satisfy the predicate."""
+    answer = env.graphql(
+        "query q($n: Int!) { a: author(where: {articles_aggregate: {count: "
+        "{predicate: {_gt: $n}}}}) { id } b: author(where: {articles_aggregate: {count: "
+        "{arguments: [rating], distinct: true, filter: {rating: {_gte: 0}}, "
+        "predicate: {_gt: $n}}}}) { id } }",
+        {"n": n},
+        role="capped",
+    )["data"]
+    every = [a["id"] for a in DATA["author"]]
+    want_a = {i for i in every if len(_published(i)) > n}
+    distinct_ratings = {
+        i: {r["rating"] for r in _published(i) if r["rating"] is not None} for i in every
+    }
+    want_b = {i for i in every if len(distinct_ratings[i]) > n}
+    assert {r["id"] for r in answer["a"]} == want_a
+    assert {r["id"] for r in answer["b"]} == want_b
