@@ -107,6 +107,21 @@ def experimental_features(env: dict[str, str] | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in named if f in EXPERIMENTAL_FEATURES))
 
 
+#: The experimental feature that keeps Postgres array columns scalars named after their
+#: Postgres type (`_text`) instead of GraphQL lists (`[String!]`): the reference's
+#: `disable_postgres_arrays` (`Hasura.Server.Types`, `EFDisablePostgresArrays` →
+#: `Options.DontUsePostgresArrays`).
+DISABLE_POSTGRES_ARRAYS = "disable_postgres_arrays"
+
+
+def postgres_arrays_as_lists(env: dict[str, str] | None = None) -> bool:
+    """True unless `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` (`env`, else the process
+    environment) names `disable_postgres_arrays`: array columns are GraphQL lists by
+    default, as in the reference (`Hasura.Backends.Postgres.Instances.Schema.columnParser`,
+    `Options.UsePostgresArrays` unless the feature is on)."""
+    return DISABLE_POSTGRES_ARRAYS not in experimental_features(env)
+
+
 def process_environment() -> Mapping[str, str]:
     """The process environment as it is now (read-only use): outbound URL templates and
     `value_from_env` headers resolve the names metadata gives in it when a call is made

@@ -103,6 +103,12 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "--experimental-features",
+        "SVC_GRAPHQL_EXPERIMENTAL_FEATURES",
+        "comma-separated experimental features of the reference (disable_postgres_arrays: "
+        "array columns stay scalars named after their type, `_text`, not GraphQL lists)",
+    ),
+    Option(
         "--server-interface",
         "SVC_GRAPHQL_SERVER_INTERFACE",
         "Granian interface: asgi serves every client (websocket sub-protocols and close "

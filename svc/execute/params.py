@@ -13,6 +13,7 @@ import msgspec
 
 from svc.errors import ErrorCode, SvcError
 from svc.plan.nodes import Const, Param, SessionJson, SessionRef, VarRef
+from svc.plan.values import OneItemList
 
 JSON_TYPES = frozenset({"json", "jsonb"})
 _encode = msgspec.json.encode
@@ -35,6 +36,8 @@ def to_text(value: Any, pg_type: str) -> str | None:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list):
+        if isinstance(value, OneItemList) and isinstance(value[0], str) and "[" in pg_type:
+            return value[0]  # a string given for an array: Postgres' literal (the reference's)
         return array_literal(value)
     return _encode(value).decode()
 

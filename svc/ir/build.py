@@ -59,6 +59,13 @@ def scalar_name(col: DbColumn) -> str:
     return SCALAR_NAMES.get(col.type_name, col.type_name)
 
 
+def _elem_scalar(col: DbColumn) -> str | None:
+    """The GraphQL scalar of an array column's elements (None for other columns)."""
+    if col.type_category != "A" or col.elem_type_name is None:
+        return None
+    return SCALAR_NAMES.get(col.elem_type_name, col.elem_type_name)
+
+
 def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
     """Resolve `md` against `catalog`; never raises for bad metadata, records it instead.
 
@@ -589,6 +596,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
             has_default=c.has_default,
             is_array=c.type_category == "A",
             comment=comments.get(c.name, c.comment),
+            elem_scalar=_elem_scalar(c),
         )
         for c in db.columns
         if is_graphql_name(custom_columns.get(c.name, c.name))

@@ -58,6 +58,9 @@ class Column:
     has_default: bool
     is_array: bool
     comment: str | None = None
+    # An array column's element scalar (`String` for `text[]`, `Int` for `integer[][]`:
+    # Postgres does not record dimensions); None for other columns.
+    elem_scalar: str | None = None
 
     @property
     def is_numeric(self) -> bool:

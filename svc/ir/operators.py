@@ -42,6 +42,7 @@ class Applies(StrEnum):
     TEXT = "text"  # GraphQL scalar in `TEXT_SCALARS` (String, citext, bpchar, name)
     JSONB = "jsonb"  # Postgres type `jsonb`
     GEO = "geo"  # Postgres type in `GEO_TYPES`
+    CONTAINER = "container"  # Postgres type `jsonb`, or an array column
 
 
 class Form(StrEnum):
@@ -110,8 +111,9 @@ _TABLE = (
     _infix("_nregex", "!~", _T),
     _infix("_iregex", "~*", _T),
     _infix("_niregex", "!~*", _T),
-    _infix("_contains", "@>", _J),
-    _infix("_contained_in", "<@", _J),
+    # jsonb and arrays (the reference's `AContains`/`AContainedIn` for `PGArray` columns)
+    _infix("_contains", "@>", Applies.CONTAINER),
+    _infix("_contained_in", "<@", Applies.CONTAINER),
     Operator("_has_key", Operand.TEXT, _J, Form.INFIX, "?"),
     Operator("_has_keys_any", Operand.TEXT_LIST, _J, Form.INFIX, "?|"),
     Operator("_has_keys_all", Operand.TEXT_LIST, _J, Form.INFIX, "?&"),
@@ -137,23 +139,29 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in _TABLE}
 _UNTYPED = frozenset({Operand.BOOLEAN, Operand.TEXT, Operand.TEXT_LIST, Operand.COLUMN})
 
 
-def applies_to(op: Operator, scalar: str, type_name: str) -> bool:
+def applies_to(op: Operator, scalar: str, type_name: str, *, is_array: bool = False) -> bool:
     """True when `op` applies to a column of GraphQL scalar `scalar` and Postgres type
-    `type_name` (`int4`, `jsonb`, `geography`)."""
+    `type_name` (`int4`, `jsonb`, `geography`); `is_array` for an array column."""
     if op.applies is Applies.ALL:
         return True
     if op.applies is Applies.TEXT:
         return scalar in TEXT_SCALARS
     if op.applies is Applies.JSONB:
         return type_name == "jsonb"
+    if op.applies is Applies.CONTAINER:
+        return type_name == "jsonb" or is_array
     return type_name in GEO_TYPES
 
 
-def schema_operators(scalar: str, type_name: str) -> tuple[Operator, ...]:
-    """The operators of `<scalar>_comparison_exp` for a column of that scalar and type, in
-    table order."""
+def schema_operators(
+    scalar: str, type_name: str, *, is_array: bool = False
+) -> tuple[Operator, ...]:
+    """The operators of `<scalar>_comparison_exp` for a column of that scalar and type
+    (`is_array`: an array column), in table order."""
     return tuple(
-        op for op in _TABLE if not op.permission_only and applies_to(op, scalar, type_name)
+        op
+        for op in _TABLE
+        if not op.permission_only and applies_to(op, scalar, type_name, is_array=is_array)
     )
 
 

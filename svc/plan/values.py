@@ -19,12 +19,22 @@ from graphql import (
     ObjectValueNode,
     ValueNode,
     VariableNode,
+    get_nullable_type,
     is_leaf_type,
     value_from_ast,
 )
 
 from svc.errors import validation_failed
 from svc.plan.nodes import VarRef
+
+
+class OneItemList(list[Any]):
+    """The list GraphQL input coercion makes of a single value given for a list type.
+
+    For an array column a string so given is Postgres' array literal (`"{a,b}"`), as the
+    reference's `columnParser` hands the string to `parsePGValue`, whose fallback
+    (`PGValUnknown`) lets Postgres read it (`svc.execute.params.to_text`; the conformance
+    case `graphql_mutation/update/basic/author_by_pk.yaml`)."""
 
 
 class ValueReader:
@@ -51,8 +61,12 @@ class ValueReader:
         if isinstance(type_, GraphQLList):
             inner = type_.of_type
             if isinstance(node, ListValueNode):
-                return [self.read(v, inner) for v in node.values]
-            return [self.read(node, inner)]
+                items = [self.read(v, inner) for v in node.values]
+                if is_leaf_type(get_nullable_type(inner)):
+                    # a list of leaves is one parameter (`_in`, an array column's value)
+                    items = [self.concrete(v) for v in items]
+                return items
+            return OneItemList([self.read(node, inner)])
         if isinstance(type_, GraphQLInputObjectType):
             if not isinstance(node, ObjectValueNode):
                 raise validation_failed(f"expected an object for type {type_.name}")

@@ -45,6 +45,7 @@ from graphql import (
     GraphQLString,
 )
 
+from svc.config import postgres_arrays_as_lists
 from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Relationship, Table
 from svc.ir.operators import Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
@@ -112,8 +113,12 @@ class SchemaBuilder:
         view: RoleView | None = None,
         types: Types | None = None,
         streaming: bool | None = None,
+        arrays: bool | None = None,
     ) -> None:
         self.ir = ir
+        # Array columns as GraphQL lists (`[String!]`), else scalars (`_text`); None: as
+        # the environment says (`svc.config.postgres_arrays_as_lists`)
+        self.arrays = postgres_arrays_as_lists() if arrays is None else arrays
         # `x_stream` roots (svc.schema.stream); None: as the environment says (on unless
         # `hide_stream_fields`)
         self.streaming = streaming_enabled() if streaming is None else streaming
@@ -212,7 +217,16 @@ class SchemaBuilder:
         """The GraphQL type of a value of `table.column`: the enum of the enum table it
         references (`svc.schema.enums`), else its scalar."""
         enum = enum_table_of(self, table, column)
-        return enum_type(self, enum) if enum is not None else self.scalar(column.scalar)
+        if enum is not None:
+            return enum_type(self, enum)
+        return self.value_type(column)
+
+    def value_type(self, column: Column) -> Any:
+        """The type of a value of `column`: its scalar, or for an array column (unless
+        `disable_postgres_arrays`) the list of its element scalar, `[String!]` (Hasura
+        `Hasura.Backends.Postgres.Instances.Schema.columnParser`, `PGArray`)."""
+        elem = column.elem_scalar if self.arrays and column.is_array else None
+        return self.scalar(column.scalar) if elem is None else self.list_nn(self.scalar(elem))
 
     # -- comparison expressions ---------------------------------------------------------
     def column_comparison(self, table: Table, column: Column) -> GraphQLInputObjectType:
@@ -224,22 +238,24 @@ class SchemaBuilder:
         return self.comparison_exp(column)
 
     def comparison_exp(self, column: Column) -> GraphQLInputObjectType:
-        """`<Scalar>_comparison_exp` with the operators the reference offers for the type."""
-        scalar = self.scalar(column.scalar)
-        name = f"{column.scalar}_comparison_exp"
+        """`<Scalar>_comparison_exp` with the operators the reference offers for the type;
+        for an array column as a list, `<Element>_array_comparison_exp` whose operands are
+        lists (`[String!]`, `_in`: `[[String!]!]`; the reference's `comparisonExps`)."""
+        value = self.value_type(column)
+        elem = column.elem_scalar if self.arrays and column.is_array else None
+        shown = column.scalar if elem is None else elem
+        name = f"{shown}_comparison_exp" if elem is None else f"{elem}_array_comparison_exp"
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
                 name,
-                lambda: self._comparison_fields(column, scalar),
+                lambda: self._comparison_fields(column, value),
                 f"Boolean expression to compare columns of type "
-                f"\"{column.scalar}\". All fields are combined with logical 'AND'.",
+                f"\"{shown}\". All fields are combined with logical 'AND'.",
             ),
         )
 
-    def _comparison_fields(
-        self, column: Column, scalar: GraphQLScalarType
-    ) -> dict[str, GraphQLInputField]:
+    def _comparison_fields(self, column: Column, scalar: Any) -> dict[str, GraphQLInputField]:
         # One field per operator of the table (`svc.ir.operators`) that applies to the type.
         operand_field = {
             Operand.SCALAR: lambda: self.input_field(scalar),
@@ -251,7 +267,7 @@ class SchemaBuilder:
         }
         f = {
             op.name: operand_field[op.operand]()
-            for op in schema_operators(column.scalar, column.type_name)
+            for op in schema_operators(column.scalar, column.type_name, is_array=column.is_array)
         }
         return dict(sorted(f.items()))
 

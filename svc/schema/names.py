@@ -265,6 +265,8 @@ def _collect(ir: Ir) -> _Names:
         for column in table.columns:
             names.enum_values.add(column.gql_name)  # also a field name
             names.scalars.add(column.scalar)
+            if column.elem_scalar is not None:  # an array column as a list
+                names.scalars.add(column.elem_scalar)
         names.enum_values.update(name for name, _ in table.unique_constraints)
         names.prefixes.update(rel.name for rel in table.relationships)
         for cf in table.computed_fields:

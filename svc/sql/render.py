@@ -9,7 +9,7 @@ row is `row_to_json((SELECT "_e" FROM (SELECT … AS "alias") AS "_e"))`. Every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from svc.ir.operators import GEO_TYPES, OPERATORS, Form
 from svc.metadata.model import QualifiedName
@@ -197,7 +197,13 @@ class Renderer:
         op = OPERATORS[exp.op]
         column = self.column_expr(exp.column, alias)
         if op.form is Form.QUANTIFIED:
-            return f"{column} {op.sql}({self.param(exp.value)})"
+            value = exp.value
+            if value.is_list and value.pg_type.endswith("]"):
+                # `_in` on an array column: a list of array literals, one row each
+                # (`= ANY(<array>)` would compare with the arrays' elements)
+                texts = self.param(replace(value, pg_type="text"))
+                return f"{column} {op.sql}(SELECT e::{value.pg_type} FROM unnest({texts}) e)"
+            return f"{column} {op.sql}({self.param(value)})"
         if op.form is Form.FUNCTION:
             return f"{op.sql}({column}, {self.param(exp.value)})"
         return f"{column} {'NOT ' if op.negated else ''}{op.sql} {self.param(exp.value)}"
