@@ -1,9 +1,10 @@
 """Inherited roles in metadata operations (Hasura's `add_inherited_role`,
 `drop_inherited_role` on `/v1/metadata`; `Hasura/RQL/DDL/InheritedRoles.hs`).
 
-The transitions are `svc.metadata.inherited_roles`; the commit rebuilds the IR, so an
-inherited role naming a role no permission has is refused as the reference refuses it
-(400 `not-exists`, `svc.ir.inherited.parent_issues`).
+The transitions are `svc.metadata.inherited_roles`. A role of the set that has no
+permission is accepted and adds nothing (svc does not refuse it as the reference's
+`resolveInheritedRole` does: a parent's last permission can then be dropped without
+dropping the roles made of it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from svc.metadata.inherited_roles import (
 
 async def add_role(ctx: Context, body: QueryBody) -> Any:
     """`add_inherited_role`: `{role_name, role_set}`; 400 `invalid-params` for a role in
-    its own set, `cyclic-dependency` for a cycle, `not-exists` for an unknown parent."""
+    its own set, `cyclic-dependency` for a cycle."""
     ctx.commit(add_inherited_role(ctx.metadata, parse_args(AddInheritedRole, body.args)))
     return SUCCESS
 

@@ -20,21 +20,19 @@ parents' select permissions (the reference's `combinedSelPermInfoToSelPermInfo`,
   AND its case filter) so no cell the parent would hide appears; the reference keeps only
   the parent's filter there.
 
-Parents without a permission on the table are ignored; a table no parent may select is
-not the role's. Function and action permissions: the role has one when it or any role
-it inherits from has one (`mkBooleanPermissionMap`).
+Parents without a permission on the table are ignored (so is a parent with no permission
+at all: it adds nothing); a table no parent may select is not the role's. Function and
+action permissions: the role has one when it or any role it inherits from has one
+(`mkBooleanPermissionMap`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from svc.errors import ErrorCode
-from svc.ir.model import Inconsistency, Table
+from svc.ir.model import Table
 from svc.ir.permissions import SelectPermission
-from svc.metadata.inherited_roles import parents as document_parents
-from svc.metadata.model import Metadata
 
 Parents = Mapping[str, tuple[str, ...]]
 
@@ -122,33 +120,3 @@ def granted(role: str, roles: Iterable[str], parents: Parents) -> bool:
             seen.add(r)
             todo.extend(parents.get(r, ()))
     return False
-
-
-def parent_issues(md: Metadata, known: Callable[[Metadata], Iterable[str]]) -> list[Inconsistency]:
-    """An inconsistency (type `inherited_role`, 400 `not-exists`) per inherited role
-    naming a role that is neither in a permission nor inherited (the reference's
-    `resolveInheritedRole` message); `known(md)` gives the roles permissions name."""
-    roles = set(known(md)) | set(document_parents(md))
-    out: list[Inconsistency] = []
-    for entry in md.inherited_roles:
-        name = str(entry.get("role_name"))
-        missing = [r for r in entry.get("role_set") or () if r not in roles]
-        if not missing:
-            continue
-        reason = (
-            "the following parent role(s) are not found: "
-            + ", ".join(str(r) for r in sorted(set(missing)))
-            + f' which are required to construct the inherited role: "{name}"'
-        )
-        out.append(
-            Inconsistency(
-                "inherited_role",
-                entry,
-                f"Inconsistent object: {reason}",
-                ErrorCode.NOT_EXISTS,
-                f"inherited_role {name}",
-                None,
-                name,
-            )
-        )
-    return out

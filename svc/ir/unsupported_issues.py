@@ -6,8 +6,6 @@
 without `allow_inconsistent_metadata` (`Context.commit`: 400 `not-supported`), printed by
 `svc compile`, and removed by `drop_inconsistent_metadata` (`svc.metadata.drop`):
 
-- `inherited_role`: one of `inherited_roles` naming a role that no permission names and
-  that is not inherited (`svc.ir.inherited.parent_issues`; the rest are applied);
 - `host_network_tls_allowlist`: each host of `network.tls_allowlist` (the reference's
   object), `network` for any other key of `network`;
 - `data_connector_agent`: each agent of `backend_configs.dataconnector`, `backend_config`
@@ -39,12 +37,10 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
-from svc.ir.inherited import parent_issues
 from svc.ir.model import Inconsistency, Table
-from svc.ir.role_view import metadata_roles
 from svc.metadata.event_triggers import check_columns
 from svc.metadata.model import Metadata, QualifiedName, plain
-from svc.metadata.remote_schemas import relationship_definition, remote_schemas
+from svc.metadata.remote_schemas import relationship_definition
 from svc.metadata.unsupported import OBJECT_KEYS_NOT_APPLIED
 
 NOT_SUPPORTED = ErrorCode.NOT_SUPPORTED
@@ -62,18 +58,9 @@ def _issue(kind: str, name: str, definition: Any, reason: str) -> Inconsistency:
     )
 
 
-def _known_roles(md: Metadata) -> list[str]:
-    """The roles a permission of `md` names (remote schema permissions included)."""
-    roles = list(metadata_roles(md))
-    for entry in remote_schemas(md):
-        roles.extend(p.role for p in entry.permissions or ())
-    return roles
-
-
 def kept_issues(md: Metadata) -> list[Inconsistency]:
     """One inconsistency per object of the kept sections of `md` (see the module)."""
     out: list[Inconsistency] = []
-    out.extend(parent_issues(md, _known_roles))
     if isinstance(md.network, dict):
         for key, value in md.network.items():
             if key == "tls_allowlist" and isinstance(value, list):

@@ -4,7 +4,7 @@ without a word (`metadata_from_obj` runs these checks on every document it reads
 
 `inherited_roles` is stored as given (its shape checked here, and a cycle refused with
 the reference's 400 `cyclic-dependency`, `svc.metadata.inherited_roles`) and applied
-(`svc.ir.inherited`); only an inherited role naming a role no permission has is reported.
+(`svc.ir.inherited`).
 
 Each key svc does not apply is handled one of two ways, chosen per key:
 
