@@ -237,13 +237,13 @@ INCONSISTENT = [
         "nope",
     ),
     (
-        "input validation of a permission",
+        "input validation of a permission of a type svc does not call",
         _perm(
             "insert",
             {
                 "columns": ["id"],
                 "check": {},
-                "validate_input": {"type": "http", "definition": {"url": "http://x"}},
+                "validate_input": {"type": "grpc", "definition": {"url": "http://x"}},
             },
         ),
         "insert_permission",

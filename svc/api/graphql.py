@@ -38,6 +38,7 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.actions.run import uses_actions
 from svc.api.allowlist import check_allowed
+from svc.api.input_validation import validate_mutation
 from svc.api.limits import (
     UNMEASURED,
     Defaults,
@@ -604,12 +605,14 @@ class GraphQLService:
         planned: OperationPlan | None = None,
     ) -> bytes:
         """Mutations are planned per request (their inputs shape the statements; `planned`
-        when the caller planned it already) and run in one transaction, each statement
-        within `timeout` seconds (None: the server's statement timeout; 0: none)."""
+        when the caller planned it already), their input validation webhooks called
+        (`svc.api.input_validation`), and run in one transaction, each statement within
+        `timeout` seconds (None: the server's statement timeout; 0: none)."""
         schema = state.schema(role)
         variables = coerce_variables(schema, prepared, req.variables)
         if planned is None:
             planned = plan_operation(self._input(state, role, prepared, variables))
+        await validate_mutation(schema, prepared, variables, role, session, timeout)
         roots = planned.mutation.roots
         db = self.sources.database(planned.database.source)
         return await execute_mutation(db, state.ir.tables, roots, variables, session, timeout)

@@ -25,6 +25,7 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.actions.output import Projector
 from svc.api.actions.run import action_root, fill
+from svc.api.input_validation import validate_mutation
 from svc.api.mutation import execute_mutation
 from svc.api.remote_exec import NOT_SUPPORTED, call_remote
 from svc.api.remote_join import JoinWork, stitch
@@ -100,6 +101,7 @@ async def run_steps(
     run.projector = Projector(schema, prepared.fragments, variables)
     firsts = [s for s in planned.steps if not isinstance(s, JoinStep)]
     if op.operation == OperationType.MUTATION:
+        await validate_mutation(schema, prepared, variables, role, session, timeout)
         for step in firsts:
             await _run_step(run, step)
     else:

@@ -16,6 +16,7 @@ from typing import Any
 from msgspec import UNSET
 
 from svc.errors import ErrorCode, SvcError
+from svc.ir.input_validation import ValidateInput, validate_input
 from svc.ir.operators import OPERATORS, Operand
 from svc.metadata.model import QualifiedName, qualify
 from svc.metadata.permission_model import (
@@ -68,6 +69,7 @@ class InsertPermission:
     set: dict[str, Any]
     columns: tuple[str, ...]
     backend_only: bool
+    validate: ValidateInput | None = None  # `validate_input` (svc.ir.input_validation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,7 @@ class UpdatePermission:
     set: dict[str, Any]
     columns: tuple[str, ...]
     backend_only: bool
+    validate: ValidateInput | None = None  # `validate_input` (svc.ir.input_validation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,7 @@ class DeletePermission:
     role: str
     filter: Any
     backend_only: bool
+    validate: ValidateInput | None = None  # `validate_input` (svc.ir.input_validation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +196,7 @@ def insert_permission(
         set=_presets(given(rule.set, None), all_columns),
         columns=_columns(given(rule.columns, "*"), all_columns),
         backend_only=bool(given(rule.backend_only, False)),
+        validate=validate_input(given(rule.validate_input, None)),
     )
 
 
@@ -211,6 +216,7 @@ def update_permission(
         set=_presets(given(rule.set, None), all_columns),
         columns=_columns(given(rule.columns, ()), all_columns),
         backend_only=bool(given(rule.backend_only, False)),
+        validate=validate_input(given(rule.validate_input, None)),
     )
 
 
@@ -226,6 +232,7 @@ def delete_permission(
         role=role,
         filter=resolver.resolve(table, given(rule.filter, None)),
         backend_only=bool(given(rule.backend_only, False)),
+        validate=validate_input(given(rule.validate_input, None)),
     )
 
 

@@ -35,7 +35,9 @@ class WriteAccess:
     `columns`: the columns the role may give (insert) or set (update), presets excluded
     (admin: all; empty for delete). `presets`: column → static value or session variable
     name. `check`/`filter`: normalised boolean expressions (`svc.ir.permissions`), None
-    when unrestricted (admin; `check` of delete, `filter` of insert).
+    when unrestricted (admin; `check` of delete, `filter` of insert). `validate`: the
+    permission's `validate_input` webhook (`svc.ir.input_validation.ValidateInput`), None
+    without one (admin).
     """
 
     columns: tuple[Column, ...]
@@ -43,6 +45,7 @@ class WriteAccess:
     check: Any
     filter: Any
     backend_only: bool
+    validate: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,13 +274,15 @@ def _write(table: Table, kind: str, role: str, admin: bool) -> WriteAccess | Non
         return WriteAccess(table.columns if kind != "d" else (), {}, None, None, False)
     if kind == "d":
         dp = table.delete_permissions.get(role)
-        return None if dp is None else WriteAccess((), {}, None, dp.filter, dp.backend_only)
+        if dp is None:
+            return None
+        return WriteAccess((), {}, None, dp.filter, dp.backend_only, dp.validate)
     perm = (table.insert_permissions if kind == "i" else table.update_permissions).get(role)
     if perm is None:
         return None
     given = tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
     filter_ = getattr(perm, "filter", None)  # inserts have none
-    return WriteAccess(given, perm.set, perm.check, filter_, perm.backend_only)
+    return WriteAccess(given, perm.set, perm.check, filter_, perm.backend_only, perm.validate)
 
 
 def _offered(write: WriteAccess | None, possible: bool, backend: bool) -> tuple[Column, ...] | None:

@@ -23,9 +23,10 @@ without `allow_inconsistent_metadata` (`Context.commit`: 400 `not-supported`), p
   (`transform_problem`), left out of the schema (its handler would be called otherwise
   than the document says).
 
-A permission whose `validate_input` svc cannot honour is refused by its table's build
-(`permission_error`, called by `svc.ir.build`), so it is an inconsistency of that
-permission and is not served.
+A permission holding a key svc stores but cannot honour (`OBJECT_KEYS_NOT_APPLIED`, none
+today: `validate_input` is served, `svc.ir.input_validation`) would be refused by its
+table's build (`permission_error`, called by `svc.ir.build`), an inconsistency of that
+permission, not served.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def kept_issues(md: Metadata) -> list[Inconsistency]:
 
 def permission_error(permission: Any) -> None:
     """Raise `SvcError` `not-supported` when a permission rule holds a key svc stores but
-    does not act on (`OBJECT_KEYS_NOT_APPLIED`: `validate_input`); the IR then records
+    does not act on (`OBJECT_KEYS_NOT_APPLIED`, empty today); the IR then records
     the permission as inconsistent and does not serve it."""
     for key, reason in OBJECT_KEYS_NOT_APPLIED.items():
         value = getattr(permission, key, msgspec.UNSET)

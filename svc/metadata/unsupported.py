@@ -18,9 +18,9 @@ Each key svc does not apply is handled one of two ways, chosen per key:
   verifies every certificate), `backend_configs` (data connector agents: svc has no data
   connectors), `opentelemetry` when enabled (svc exports no traces), `metrics_config`
   when it turns an analysis on. The same goes for the keys of an object svc stores but
-  does not act on (`OBJECT_KEYS_NOT_APPLIED`: a permission's `validate_input`), which
-  make their object inconsistent: the permission is not served rather than served
-  without its input validation.
+  does not act on (`OBJECT_KEYS_NOT_APPLIED`, none today: a permission's
+  `validate_input` is called, `svc.api.input_validation`), which would make their
+  object inconsistent: not served rather than served without what the key asks.
 - **Refused** (400 `not-supported`, at the key's JSON path) where there is no place to
   keep the key or serving without it would answer a different API: a top-level key no
   version of the reference writes (a typo, or a newer feature); a v3 source's
@@ -97,7 +97,7 @@ def _is_default(key: str, value: Any) -> bool:
 
 # Keys svc's model stores on an object but does not act on, with the reason each makes its
 # object inconsistent (`svc.ir.unsupported_issues`).
-OBJECT_KEYS_NOT_APPLIED = {"validate_input": "svc does not call input validation webhooks yet"}
+OBJECT_KEYS_NOT_APPLIED: dict[str, str] = {}
 
 
 def not_supported(message: str, path: str) -> SvcError:
