@@ -370,12 +370,6 @@ INCONSISTENT = [
         '"none" does not exist',
     ),
     (
-        "inherited role",
-        _set("inherited_roles", [{"role_name": "boss", "role_set": ["user", "editor"]}]),
-        "inherited_role",
-        "inherited roles",
-    ),
-    (
         "network (TLS allow-list)",
         _set("network", {"tls_allowlist": [{"host": "internal.example", "suffix": "8443"}]}),
         "host_network_tls_allowlist",
@@ -538,19 +532,39 @@ def test_source_customization_is_refused_unless_it_is_the_default(srv: ServerPro
     assert apply(srv, plain).json() == {"is_consistent": True, "inconsistent_objects": []}
 
 
+def test_inherited_roles_are_applied_and_a_cycle_is_refused(srv: ServerProcess) -> None:
+    """`inherited_roles` is served (`svc.ir.inherited`), not reported; a cycle is refused
+    at apply with the reference's 400 `cyclic-dependency`, even with
+    `allow_inconsistent_metadata`."""
+    doc = base()
+    table(doc, "author")["select_permissions"] = [
+        {"role": "user", "permission": {"columns": ["id"], "filter": {}}}
+    ]
+    doc["inherited_roles"] = [{"role_name": "boss", "role_set": ["user", "editor"]}]
+    assert apply(srv, doc, allow=False).status_code == 200
+    assert inconsistent(srv) == []
+    assert exported(srv)["inherited_roles"] == doc["inherited_roles"]
+    got = gql(srv, "{ author(order_by: {id: asc}) { id } }", "boss")
+    assert got == {"data": {"author": [{"id": 1}, {"id": 2}]}}
+    doc["inherited_roles"].append({"role_name": "editor", "role_set": ["boss"]})
+    r = apply(srv, doc)
+    assert r.status_code == 400, r.text
+    assert r.json()["code"] == "cyclic-dependency"
+    assert r.json()["error"] == 'found cycle(s) in roles: ["boss","editor","boss"]'
+
+
 def test_dropping_inconsistent_metadata_drops_the_kept_sections(srv: ServerProcess) -> None:
     doc = base()
     doc["inherited_roles"] = [{"role_name": "boss", "role_set": ["user"]}]
     doc["network"] = {"tls_allowlist": [{"host": "a.example"}]}
     apply(srv, doc)
-    assert {i["type"] for i in inconsistent(srv)} == {
-        "inherited_role",
-        "host_network_tls_allowlist",
-    }
+    # an inherited role is applied, not reported (`svc.ir.inherited`)
+    assert {i["type"] for i in inconsistent(srv)} == {"host_network_tls_allowlist"}
     ok(srv, {"type": "drop_inconsistent_metadata", "args": {}})
     assert inconsistent(srv) == []
     out = exported(srv)
-    assert "inherited_roles" not in out and "network" not in out
+    assert "network" not in out
+    assert out["inherited_roles"] == [{"role_name": "boss", "role_set": ["user"]}]
     assert len(out["tables"]) == 3
 
 
@@ -795,9 +809,7 @@ def test_compile_and_the_live_apply_report_the_same(srv: ServerProcess, tmp_path
     apply(srv, doc)
     live = sorted(i["reason"] for i in inconsistent(srv))
     assert sorted(p.reason for p in compiled.problems) == live
-    where = {p.reason: (p.file, p.path) for p in compiled.problems}
-    boss = next(r for r in live if "boss" in r)
-    assert where[boss] == ("inherited_roles.yaml", "$[0]")
+    assert not any("boss" in r for r in live)  # applied, not reported
     # refused alike: the directory reader and the server name the same key
     bad = copy.deepcopy(doc)
     table(bad, "author")["configuration"] = {"apollo_federation_config": {"enable": "v1"}}
