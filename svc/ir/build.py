@@ -49,6 +49,7 @@ from svc.ir.unsupported_issues import (
     permission_error,
     remote_relationship_issues,
 )
+from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
 from svc.session_vars import is_admin
@@ -114,6 +115,7 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
         functions=functions,
         cache=IrCache(builds, catalog.functions, run.dependents(builds)),
         actions=actions,
+        inherited_roles=inherited_parents(md),
     )
 
 
