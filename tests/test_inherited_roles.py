@@ -228,6 +228,37 @@ def test_cycles_are_refused_with_the_reference_message(srv: ServerProcess) -> No
     assert q(srv, "drop_inherited_role", {"role_name": "low2"}).status_code == 200
 
 
+def test_write_permissions_inherited_when_parents_agree(srv: ServerProcess) -> None:
+    """Inserts: `low`'s alone is `both`'s; a different one for `high` conflicts (the
+    reference's `CheckPermission`): refused as a new inconsistency with the reference's
+    reason, until `both` has its own, which wins."""
+    perm = {"table": "note", "role": "low", "permission": {"columns": ["id"], "check": {}}}
+    assert q(srv, "pg_create_insert_permission", perm).status_code == 200
+    try:
+        m = srv.graphql(
+            "mutation { insert_note(objects: [{id: 50}]) { affected_rows } }",
+            headers={"X-Svc-Role": "both"},
+        )
+        assert m == {"data": {"insert_note": {"affected_rows": 1}}}
+        other = {**perm, "role": "high", "permission": {"columns": ["id", "body"], "check": {}}}
+        r = q(srv, "pg_create_insert_permission", other)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"] == (
+            "Could not inherit permission for the role 'both' for the entity: "
+            "'insert permission, table: note, source: 'default''"
+        )
+        own = {**perm, "role": "both", "permission": {"columns": ["id"], "check": {}}}
+        assert q(srv, "pg_create_insert_permission", own).status_code == 200
+        assert q(srv, "pg_create_insert_permission", other).status_code == 200
+        assert q(srv, "get_inconsistent_metadata", {}).json()["is_consistent"]
+    finally:
+        for role in ("low", "high", "both"):
+            q(srv, "pg_drop_insert_permission", {"table": "note", "role": role})
+        srv.client.post(
+            "/v1/query", json={"type": "run_sql", "args": {"sql": "DELETE FROM note WHERE id = 50"}}
+        )
+
+
 # -- property: the inherited role's answer is the union of its parents' -------------------
 
 OPS = ("_eq", "_neq", "_gt", "_lt", "_gte", "_lte")

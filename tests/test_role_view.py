@@ -41,6 +41,8 @@ ALLOWED = {
     # A role's schema that cannot be built leaves that role's permission out of a copy
     # of the IR (`svc.schema.role_schema`).
     "ir/leave_out.py",
+    # An inherited role's permissions combined from its parents' (the view's helper).
+    "ir/inherited.py",
 }
 ALLOWED_PACKAGES = (
     # The metadata layer stores and edits permissions (Hasura's document format).

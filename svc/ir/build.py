@@ -20,6 +20,7 @@ from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, u
 from svc.ir.checks import metadata_checks
 from svc.ir.enums import enum_issue, enum_values, left_out_enums, onto_left_out
 from svc.ir.functions import resolve_computed_field, resolve_function
+from svc.ir.inherited import write_conflicts
 from svc.ir.model import (
     SCALAR_NAMES,
     Column,
@@ -101,6 +102,7 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     issues.extend(remote_relationship_issues(md, tables))
     issues.extend(event_trigger_issues(md, tables))
     issues.extend(kept_issues(md))  # what svc keeps but does not apply
+    issues.extend(write_conflicts(tables, inherited_parents(md)))
     actions = build_actions(md, tables, catalog)
     issues.extend(actions.issues)
     untransformable = action_transform_issues(md, actions.actions)

@@ -23,16 +23,22 @@ parents' select permissions (the reference's `combinedSelPermInfoToSelPermInfo`,
 Parents without a permission on the table are ignored (so is a parent with no permission
 at all: it adds nothing); a table no parent may select is not the role's. Function and
 action permissions: the role has one when it or any role it inherits from has one
-(`mkBooleanPermissionMap`).
+(`mkBooleanPermissionMap`). Insert, update and delete permissions: the role's own, else
+the one its parents that have one agree on; parents that differ make it none, reported as
+the reference reports it (`write_conflicts`, type `inherited role permission
+inconsistency`) until the role is given its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from svc.ir.model import Table
+from svc.errors import ErrorCode
+from svc.ir.model import Inconsistency, Table
 from svc.ir.permissions import SelectPermission
+from svc.metadata.drop import ObjectRef
 
 Parents = Mapping[str, tuple[str, ...]]
 
@@ -120,3 +126,95 @@ def granted(role: str, roles: Iterable[str], parents: Parents) -> bool:
             seen.add(r)
             todo.extend(parents.get(r, ()))
     return False
+
+
+# -- insert, update and delete ---------------------------------------------------------------
+WRITE_KINDS = {"i": "insert", "u": "update", "d": "delete"}
+
+
+def inherited_write(
+    table: Table, kind: str, role: str, parents: Parents, _seen: frozenset[str] = frozenset()
+) -> tuple[Any, bool]:
+    """`role`'s insert (`i`), update (`u`) or delete (`d`) permission on `table` and
+    whether inheriting it conflicts: its own when it has one; else the one its parents
+    that have one all have (the reference's `CheckPermission`: undefined parents are
+    ignored, equal ones agree, different ones — or a conflicting parent — make it
+    `(None, True)`, the role then has none until it is given its own)."""
+    perms = _write_map(table, kind)
+    own = perms.get(role)
+    if own is not None or role not in parents or role in _seen:
+        return own, False
+    seen = _seen | {role}
+    found: list[Any] = []
+    for parent in parents[role]:
+        perm, conflict = inherited_write(table, kind, parent, parents, seen)
+        if conflict:
+            return None, True
+        if perm is not None:
+            found.append(perm)
+    if not found:
+        return None, False
+    first = replace(found[0], role=role)
+    if any(replace(p, role=role) != first for p in found[1:]):
+        return None, True
+    return first, False
+
+
+def _write_map(table: Table, kind: str) -> Mapping[str, Any]:
+    maps: dict[str, Mapping[str, Any]] = {
+        "i": table.insert_permissions,
+        "u": table.update_permissions,
+        "d": table.delete_permissions,
+    }
+    return maps[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class InheritedConflict(Inconsistency):
+    """An inherited role's write permission its parents disagree on, listed as the
+    reference lists it (`ConflictingInheritedPermission`: type `inherited role
+    permission inconsistency`, `name`, `entity`; no `definition`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The `get_inconsistent_metadata` entry."""
+        return {
+            "reason": self.reason,
+            "name": self.relationship,
+            "type": self.type,
+            "entity": self.definition,
+        }
+
+    def target(self) -> ObjectRef:
+        """Nothing to drop: the role gets the permission once it is given its own (or its
+        parents agree), as the reference's informational inconsistency."""
+        return ObjectRef(self.type)
+
+
+def write_conflicts(tables: Mapping[Any, Table], parents: Parents) -> list[Inconsistency]:
+    """One `InheritedConflict` per (inherited role, table, write kind) whose parents'
+    permissions differ (the reference's message: `Could not inherit permission for the
+    role 'r' for the entity: 'insert permission, table: t, source: 'default''`)."""
+    out: list[Inconsistency] = []
+    for role in parents:
+        for table in tables.values():
+            for kind, word in WRITE_KINDS.items():
+                if not inherited_write(table, kind, role, parents)[1]:
+                    continue
+                if _write_map(table, kind).get(role) is not None:
+                    continue
+                if any(inherited_write(table, kind, p, parents)[1] for p in parents[role]):
+                    continue  # reported at the parent
+                entity = f"{word} permission, table: {table.name.name}, source: 'default'"
+                out.append(
+                    InheritedConflict(
+                        "inherited role permission inconsistency",
+                        {"permission_type": word, "source": "default", "table": table.name.name},
+                        f"Could not inherit permission for the role '{role}' for the entity: "
+                        f"'{entity}'",
+                        ErrorCode.UNEXPECTED,
+                        f"inherited_role {role} {word} {table.name}",
+                        table.name,
+                        role,
+                    )
+                )
+    return out

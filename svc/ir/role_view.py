@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from svc.ir.inherited import granted, inherited_select
+from svc.ir.inherited import granted, inherited_select, inherited_write
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
 from svc.ir.permissions import SelectPermission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
@@ -194,7 +194,7 @@ def role_view(
 
 
 def _table_access(view: RoleView, table: Table) -> TableAccess:
-    admin, role = view.admin, view.role
+    admin = view.admin
     sp = view.select_permission(table)
     selectable = bool(table.gql_name) and (admin or sp is not None)
     if admin:
@@ -209,7 +209,7 @@ def _table_access(view: RoleView, table: Table) -> TableAccess:
             if c.name in allowed
         )
     names = frozenset(c.name for c in columns)
-    insert, update, delete = (_write(table, kind, role, admin) for kind in ("i", "u", "d"))
+    insert, update, delete = (_write(view, table, kind) for kind in ("i", "u", "d"))
     backend = view.backend_only
     insert_cols = _offered(insert, table.insertable, backend)
     update_cols = _offered(update, table.updatable_rows and selectable, backend)
@@ -268,16 +268,16 @@ def _allowed(kinds: frozenset[str], sp: Any, key: str) -> frozenset[str]:
     return kinds if listed is None else kinds & listed
 
 
-def _write(table: Table, kind: str, role: str, admin: bool) -> WriteAccess | None:
-    """The insert (`i`), update (`u`) or delete (`d`) rule of `role` on `table`."""
-    if admin:
+def _write(view: RoleView, table: Table, kind: str) -> WriteAccess | None:
+    """The insert (`i`), update (`u`) or delete (`d`) rule of the view's role on `table`
+    (an inherited role's from its parents when they agree, `svc.ir.inherited`)."""
+    if view.admin:
         return WriteAccess(table.columns if kind != "d" else (), {}, None, None, False)
+    perm, _ = inherited_write(table, kind, view.role, view.ir.inherited_roles)
     if kind == "d":
-        dp = table.delete_permissions.get(role)
-        if dp is None:
+        if perm is None:
             return None
-        return WriteAccess((), {}, None, dp.filter, dp.backend_only, dp.validate)
-    perm = (table.insert_permissions if kind == "i" else table.update_permissions).get(role)
+        return WriteAccess((), {}, None, perm.filter, perm.backend_only, perm.validate)
     if perm is None:
         return None
     given = tuple(c for c in table.columns if c.name in perm.columns and c.name not in perm.set)
