@@ -20,10 +20,13 @@ granting it sees that row (else null), so no cell a parent would hide shows.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -226,6 +229,43 @@ def test_cycles_are_refused_with_the_reference_message(srv: ServerProcess) -> No
     r = q(srv, "add_inherited_role", {"role_name": "both", "role_set": ["low", "low2"]})
     assert r.status_code == 400 and r.json()["code"] == "cyclic-dependency", r.text
     assert q(srv, "drop_inherited_role", {"role_name": "low2"}).status_code == 200
+
+
+def test_explain_shows_the_case_expression(srv: ServerProcess) -> None:
+    r = srv.client.post(
+        "/v1/graphql/explain",
+        json={"query": {"query": "{ item { id b } }"}, "user": {"x-svc-role": "both"}},
+    )
+    assert r.status_code == 200, r.text
+    (entry,) = r.json()
+    assert "CASE WHEN" in entry["sql"] and "ELSE NULL END" in entry["sql"], entry["sql"]
+
+
+def test_live_query_over_websocket_uses_the_same_rules(srv: ServerProcess) -> None:
+    """A subscription (live query) of the inherited role answers what the query does."""
+
+    async def run() -> Any:
+        url = srv.url.replace("http", "ws", 1) + "/v1/graphql"
+        async with websockets.connect(url, subprotocols=["graphql-ws"]) as ws:
+            init = {"type": "connection_init", "payload": {"headers": {"X-Svc-Role": "both"}}}
+            await ws.send(json.dumps(init))
+            query = "subscription { item(order_by: {id: asc}) { id b c } }"
+            await ws.send(json.dumps({"id": "1", "type": "start", "payload": {"query": query}}))
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                if msg["type"] in ("data", "error"):
+                    return msg["payload"]
+
+    payload = asyncio.run(run())
+    assert payload == {
+        "data": {
+            "item": [
+                {"id": 1, "b": 100, "c": None},
+                {"id": 2, "b": 200, "c": None},
+                {"id": 3, "b": None, "c": "three"},
+            ]
+        }
+    }
 
 
 def test_write_permissions_inherited_when_parents_agree(srv: ServerProcess) -> None:
