@@ -30,7 +30,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,41 @@ EXTRA_CASES: dict[str, int] = {
 """Bare `/v1/query` bodies (not case files) that upstream posts expecting this status."""
 
 
+CYCLE = ["circular_role", "intermediate_circular_role_2", "intermediate_circular_role_1"]
+
+
+def _cyclic_roles_fail(engine: Any) -> str | None:
+    """The reference's `test_inherited_role_cycle` (WAVE3.md section 1; its case file is
+    empty): three roles closing a cycle appended to the exported `inherited_roles`,
+    `replace_metadata` answers 400 with the exact error, and the metadata is unchanged."""
+    before = engine.request({"url": "/v1/query", "query": {"type": "export_metadata", "args": {}}})
+    if before.status_code != 200:
+        return f"export_metadata: status {before.status_code}"
+    md = before.json()
+    md["inherited_roles"] = [
+        *md.get("inherited_roles", []),
+        {"role_name": CYCLE[2], "role_set": ["manager_employee", CYCLE[0]]},
+        {"role_name": CYCLE[1], "role_set": [CYCLE[2], "employee"]},
+        {"role_name": CYCLE[0], "role_set": [CYCLE[1], "author"]},
+    ]
+    body = {"type": "replace_metadata", "args": {"metadata": md}}
+    resp = engine.request({"url": "/v1/query", "query": body})
+    expected = "found cycle(s) in roles: " + json.dumps([*CYCLE, CYCLE[0]], separators=(",", ":"))
+    if resp.status_code != 400:
+        return f"status: expected 400, got {resp.status_code}: {_error_text(decode(resp))}"
+    error = decode(resp).get("error") if isinstance(decode(resp), dict) else None
+    if error != expected:
+        return f"error: expected {expected!r}, got {error!r}"
+    after = engine.request({"url": "/v1/query", "query": {"type": "export_metadata", "args": {}}})
+    return None if after.json() == before.json() else "the metadata changed"
+
+
+PYTHON_CASES: dict[str, Callable[[Any], str | None]] = {
+    "graphql_query/permissions/inherited_roles/cyclic_roles_fail.yaml": _cyclic_roles_fail,
+}
+"""Case files the reference does not read: the check is built in Python (WAVE3.md)."""
+
+
 # --------------------------------------------------------------------------------------------
 # Loading
 
@@ -143,6 +178,9 @@ class CaseFile:
     cases: list[Case]
     error: str | None = None
     """Set when the file cannot be read as cases; every id then fails with it."""
+    check: Callable[[Any], str | None] | None = None
+    """A check the reference builds in Python (`PYTHON_CASES`): called with the runner's
+    engine, it returns why it failed or None."""
 
 
 @dataclass
@@ -169,6 +207,8 @@ def _existing(directory: Path, *names: str) -> list[Path]:
 
 def _load_case_file(rel_dir: str, path: Path) -> CaseFile:
     prefix = f"{rel_dir}/{path.name}" if rel_dir != "." else path.name
+    if prefix in PYTHON_CASES:
+        return CaseFile(path.name, [prefix], [], check=PYTHON_CASES[prefix])
     if prefix in EXTRA_CASES:
         step = {"url": "/v1/query", "status": EXTRA_CASES[prefix], "query": load_yaml(path)}
         return CaseFile(path.name, [prefix], [Case(prefix, step)])
@@ -560,6 +600,13 @@ class _Engine:
 
 
 def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]) -> None:
+    if case_file.check is not None:
+        try:
+            problem = case_file.check(engine)
+        except httpx.HTTPError as exc:
+            problem = f"request failed: {type(exc).__name__}: {_one_line(exc)}"
+        results[case_file.ids[0]] = problem or PASS
+        return
     if case_file.error:
         for case_id in case_file.ids:
             results[case_id] = case_file.error
