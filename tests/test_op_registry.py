@@ -110,5 +110,6 @@ def test_pg_spellings_as_before() -> None:
         "create_cron_trigger",
         "create_action",
     }
-    # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view
-    assert len(REGISTRY) == 130
+    # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view,
+    # add_/drop_inherited_role (no pg_: not source-level)
+    assert len(REGISTRY) == 132
