@@ -42,7 +42,7 @@ from svc.api.actions.sync import forwarded
 from svc.errors import ErrorCode, SvcError
 from svc.ir.input_validation import ValidateInput
 from svc.ir.model import Table
-from svc.ir.role_view import RoleView
+from svc.ir.role_view import RoleView, any_input_validation
 from svc.metadata.model import QualifiedName
 from svc.outbound import OutboundError, render_template, resolve_headers, shared_client
 from svc.outbound.forwarded import client_headers
@@ -64,18 +64,7 @@ Call = tuple[ValidateInput, list[Any]]
 def has_webhooks(view: RoleView) -> bool:
     """Whether any table write of `view`'s IR has a webhook (cheap: admin never does; the
     answer is remembered on the IR)."""
-    if view.admin:
-        return False
-    memo: dict[str, Any] = view.ir.derived.setdefault(__name__, {})
-    found = memo.get("any")
-    if found is None:
-        found = memo["any"] = any(
-            getattr(p, "validate", None) is not None
-            for t in view.ir.tables.values()
-            for perms in (t.insert_permissions, t.update_permissions, t.delete_permissions)
-            for p in perms.values()
-        )
-    return bool(found)
+    return not view.admin and any_input_validation(view.ir)
 
 
 async def validate_mutation(

@@ -349,6 +349,22 @@ class RemoteAccess:
     sdl: str | None = None
 
 
+def any_input_validation(ir: Ir) -> bool:
+    """Whether some role's insert, update or delete permission on some table has a
+    `validate_input` webhook (the permission's `validate`): the cheap test before a
+    mutation looks for its webhooks (`svc.api.input_validation`). Remembered on the IR."""
+    memo: dict[str, Any] = ir.derived.setdefault(__name__, {})
+    found = memo.get("any_input_validation")
+    if found is None:
+        found = memo["any_input_validation"] = any(
+            getattr(p, "validate", None) is not None
+            for t in ir.tables.values()
+            for perms in (t.insert_permissions, t.update_permissions, t.delete_permissions)
+            for p in perms.values()
+        )
+    return bool(found)
+
+
 def remote_access(entry: RemoteSchema, role: str, *, enforced: bool) -> RemoteAccess:
     """`role`'s access to remote schema `entry`; `enforced` is the server setting
     (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`): off, every role sees it whole."""
