@@ -31,6 +31,12 @@ DEFAULT_PREFIX = "%m [%p] "
 # runs (a restarted server's second worker, on a loaded machine) logs them into the
 # request's window; they are fixed DDL, not SQL generated from GraphQL.
 CATALOG_SETUP = re.compile(r"\s*CREATE (?:SCHEMA|TABLE) IF NOT EXISTS hdb_catalog\b")
+# Transaction control asyncpg sends around a block (`SAVEPOINT __asyncpg_savepoint_…`,
+# `RELEASE SAVEPOINT …`, `ROLLBACK TO …`): not generated SQL; a worker loading new
+# metadata (its enum tables' rows) logs them into a request's window.
+TRANSACTION_CONTROL = re.compile(
+    r"\s*(?:SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT|BEGIN|COMMIT|ROLLBACK)\b", re.I
+)
 
 
 def _settings(admin_url: str) -> tuple[str, str, str | None]:
@@ -93,7 +99,9 @@ class StatementLog:
                 fh.seek(start)
                 text = fh.read().decode(errors="replace")
             found = logged_statements(text)
-            self.statements.extend(s for s in found if not CATALOG_SETUP.match(s))
+            self.statements.extend(
+                s for s in found if not CATALOG_SETUP.match(s) and not TRANSACTION_CONTROL.match(s)
+            )
 
 
 def logged_statements(text: str) -> Iterator[str]:
