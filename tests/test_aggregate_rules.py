@@ -289,7 +289,6 @@ def test_replace_metadata_with_an_admin_permission_is_refused(srv: ServerProcess
 # -- 5. _cast on jsonb --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="svc has no _cast in comparison expressions yet")
 def test_jsonb_cast_to_string(srv: ServerProcess) -> None:
     """Reference `comparisonExps` (Postgres/Instances/Schema.hs): a jsonb column's
     comparison has `_cast: {String: String_comparison_exp}` (the value `::text`)."""

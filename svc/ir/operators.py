@@ -135,6 +135,27 @@ _TABLE = (
 )
 # Every operator by name.
 OPERATORS: dict[str, Operator] = {op.name: op for op in _TABLE}
+
+
+@dataclass(frozen=True)
+class CastTarget:
+    """A type `_cast` converts a value to: its Postgres name (the SQL cast), internal
+    name and GraphQL scalar."""
+
+    pg_type: str
+    type_name: str
+    scalar: str
+
+
+# `_cast` of a comparison expression, by the compared type's internal name: each target by
+# its field name (the reference's `comparisonExps`, `castExp`:
+# jsonb -> `String`, geometry -> `geography`, geography -> `geometry`).
+CAST_OPERATOR = "_cast"
+CASTS: dict[str, dict[str, CastTarget]] = {
+    "jsonb": {"String": CastTarget("text", "text", "String")},
+    "geometry": {"geography": CastTarget("geography", "geography", "geography")},
+    "geography": {"geometry": CastTarget("geometry", "geometry", "geometry")},
+}
 # Operand kinds that are not a value of the column's own type.
 _UNTYPED = frozenset({Operand.BOOLEAN, Operand.TEXT, Operand.TEXT_LIST, Operand.COLUMN})
 

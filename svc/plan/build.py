@@ -22,7 +22,7 @@ from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
 from svc.errors import SvcError
 from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
-from svc.ir.operators import GEO_TYPES, OPERATORS, Operand
+from svc.ir.operators import CAST_OPERATOR, CASTS, GEO_TYPES, OPERATORS, Operand
 from svc.json_path import parse_json_path
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import build_call
@@ -37,8 +37,10 @@ from svc.plan.nodes import (
     Aggregate,
     And,
     BoolExp,
+    Cast,
     ColumnField,
     Compare,
+    Compared,
     ComputedValue,
     Const,
     CountFilter,
@@ -285,15 +287,28 @@ class Planner:
         inner = self._restricted(target, self.bool_exp(target, sub))
         return [Exists(target.name, (), inner, call)]
 
-    def _column_ops(self, column: str | FnCall, pg_type: str, ops: Any) -> list[BoolExp]:
+    def _column_ops(self, column: Compared, pg_type: str, ops: Any) -> list[BoolExp]:
         ops = self.reader.concrete(ops) or {}
         out: list[BoolExp] = []
         for op, value in ops.items():
             if value is None:
                 continue  # Hasura: a null operand makes the comparison true
+            if op == CAST_OPERATOR:
+                out.extend(self._cast_ops(column, pg_type, value))
+                continue
             if OPERATORS[op].operand in CONCRETE_OPERANDS:
                 value = self.reader.concrete(value)
             out.append(operator_exp(column, pg_type, op, value, self._any_param))
+        return out
+
+    def _cast_ops(self, column: Compared, pg_type: str, value: Any) -> list[BoolExp]:
+        """`_cast: {<Target>: <comparison>}`: each comparison on the value cast to the
+        target (`CASTS` of the compared type; the schema offers no other key)."""
+        targets = CASTS[pg_type.rsplit(".", 1)[-1]]
+        out: list[BoolExp] = []
+        for name, ops in (self.reader.concrete(value) or {}).items():
+            target = targets[name].pg_type
+            out.extend(self._column_ops(Cast(column, target), target, ops))
         return out
 
     def _any_param(self, value: Any, pg_type: str, *, is_list: bool) -> Param:

@@ -73,6 +73,18 @@ class FnCall:
     args: tuple[tuple[str, Param | RowArg], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Cast:
+    """A compared value cast to another type (`_cast` of a comparison expression):
+    `(column)::pg_type`. `pg_type` comes from `svc.ir.operators.CASTS`, never the request."""
+
+    column: Compared
+    pg_type: str
+
+
+# What a comparison reads: a column name, a scalar computed field's call, or either cast.
+Compared = str | FnCall | Cast
+
 # -- boolean expressions --------------------------------------------------------------
 
 
@@ -101,9 +113,9 @@ class Not:
 class Compare:
     """`column <op> value`; `op` is the GraphQL operator name (`_eq`, `_in`, `_like`, …).
 
-    `column` is a column name, or a scalar computed field's call."""
+    `column` is a column name, a scalar computed field's call, or either cast."""
 
-    column: str | FnCall
+    column: Compared
     op: str
     value: Param
 
@@ -112,7 +124,7 @@ class Compare:
 class DWithin:
     """PostGIS `ST_DWithin(column, from, distance[, use_spheroid])` (`_st_d_within`)."""
 
-    column: str | FnCall
+    column: Compared
     origin: Param
     distance: Param
     use_spheroid: Param | None = None
@@ -131,7 +143,7 @@ class ColCompare:
 class IsNull:
     """`column IS NULL` (or `IS NOT NULL` when `negated`)."""
 
-    column: str | FnCall
+    column: Compared
     negated: bool
 
 

@@ -20,6 +20,7 @@ from svc.plan.nodes import (
     BoolExp,
     ColCompare,
     Compare,
+    Compared,
     Const,
     DWithin,
     Exists,
@@ -44,7 +45,7 @@ def _value(value: Any, pg_type: str, *, is_list: bool) -> Param:
     return Param(Const(value), pg_type, is_list)
 
 
-def d_within(column: str | FnCall, pg_type: str, value: Any, make: MakeParam) -> DWithin:
+def d_within(column: Compared, pg_type: str, value: Any, make: MakeParam) -> DWithin:
     """`_st_d_within: {distance, from, use_spheroid?}`; `make(value, type, is_list=)` gives
     the parameters (constants, GraphQL variables or session variables)."""
     if not isinstance(value, dict) or "distance" not in value or "from" not in value:
@@ -101,9 +102,7 @@ def _ops(column: str | FnCall, pg_type: str, ops: dict[str, Any]) -> list[BoolEx
     return [operator_exp(column, pg_type, op, value, _value) for op, value in ops.items()]
 
 
-def operator_exp(
-    column: str | FnCall, pg_type: str, name: str, value: Any, make: MakeParam
-) -> BoolExp:
+def operator_exp(column: Compared, pg_type: str, name: str, value: Any, make: MakeParam) -> BoolExp:
     """The plan node of operator `name` (a key of `svc.ir.operators.OPERATORS`) applied to
     `column` (of Postgres type `pg_type`) with operand `value`, read as the table's operand
     kind says: `_is_null` a concrete boolean, `_st_d_within` a concrete object, a column

@@ -25,6 +25,7 @@ import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from graphql import (
@@ -47,7 +48,7 @@ from graphql import (
 
 from svc.config import postgres_arrays_as_lists
 from svc.ir.model import Column, ComputedField, Function, FunctionArg, Ir, Relationship, Table
-from svc.ir.operators import Operand, schema_operators
+from svc.ir.operators import CAST_OPERATOR, CASTS, Operand, schema_operators
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
@@ -269,7 +270,37 @@ class SchemaBuilder:
             op.name: operand_field[op.operand]()
             for op in schema_operators(column.scalar, column.type_name, is_array=column.is_array)
         }
+        cast = self._cast_exp(column)
+        if cast is not None:
+            f[CAST_OPERATOR] = self.input_field(cast)
         return dict(sorted(f.items()))
+
+    def _cast_exp(self, column: Column) -> GraphQLInputObjectType | None:
+        """`<scalar>_cast_exp`: one field per type a value of `column`'s type can be cast
+        to, each that type's comparison expression (`CASTS`; the reference's
+        `comparisonExps` `castExp`: jsonb -> `String`, geometry <-> geography)."""
+        targets = CASTS.get(column.type_name)
+        if targets is None or column.is_array:
+            return None
+        name = f"{column.scalar}_cast_exp"
+
+        def fields() -> dict[str, GraphQLInputField]:
+            return {
+                field: self.input_field(
+                    self.comparison_exp(
+                        replace(
+                            column,
+                            pg_type=t.pg_type,
+                            type_name=t.type_name,
+                            scalar=t.scalar,
+                            elem_scalar=None,
+                        )
+                    )
+                )
+                for field, t in sorted(targets.items())
+            }
+
+        return self._memo(name, lambda: self.t.input_type(name, fields))  # type: ignore[no-any-return]
 
     def _d_within_input(self, type_name: str) -> GraphQLInputObjectType:
         """`st_d_within_input` (geometry) / `st_d_within_geography_input` (Hasura's)."""

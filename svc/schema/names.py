@@ -89,6 +89,10 @@ GLOBAL_TYPE_NAMES = frozenset(
         "cursor_ordering",  # svc/schema/stream.py
         "st_d_within_input",
         "st_d_within_geography_input",
+        # `_cast` of jsonb, geometry and geography comparisons (svc.ir.operators.CASTS)
+        "jsonb_cast_exp",
+        "geometry_cast_exp",
+        "geography_cast_exp",
     }
 )
 

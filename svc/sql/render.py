@@ -23,9 +23,11 @@ from svc.plan.nodes import (
     Aggregate,
     And,
     BoolExp,
+    Cast,
     ColCompare,
     ColumnField,
     Compare,
+    Compared,
     ComputedValue,
     CountFilter,
     DWithin,
@@ -122,8 +124,11 @@ class Renderer:
             args.append(f"{ident(name)} => {text}" if name else text)
         return f"{qualified(fn.function)}({', '.join(args)})"
 
-    def column_expr(self, column: str | FnCall, alias: str) -> str:
-        """A column of the row `alias`, or a scalar computed field's call on it."""
+    def column_expr(self, column: Compared, alias: str) -> str:
+        """A column of the row `alias`, a scalar computed field's call on it, or either
+        cast (`_cast`: the type is one of `svc.ir.operators.CASTS`, never the request's)."""
+        if isinstance(column, Cast):
+            return f"({self.column_expr(column.column, alias)})::{column.pg_type}"
         if isinstance(column, FnCall):
             return self.call(column, alias)
         return f"{alias}.{ident(column)}"
