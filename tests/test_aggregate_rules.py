@@ -286,6 +286,43 @@ def test_replace_metadata_with_an_admin_permission_is_refused(srv: ServerProcess
     assert all(p["role"] != "admin" for p in author["select_permissions"])
 
 
+def authors(s: ServerProcess, where: str, role: str | None = None) -> list[int]:
+    found = data(s, "{ author(where: " + where + ", order_by: {id: asc}) { id } }", role)
+    return [a["id"] for a in found["author"]]
+
+
+def test_bool_and_and_bool_or_predicates(srv: ServerProcess) -> None:
+    """`<rel>_aggregate: {bool_and | bool_or: {arguments, distinct, filter, predicate}}`
+    (`AggregationPredicates.hs`; the type shapes as the reference's generated schemas
+    show them: `arguments` one required boolean column of
+    `<t>_select_column_<t>_aggregate_bool_exp_bool_and_arguments_columns`, `predicate` a
+    required `Boolean_comparison_exp`)."""
+    every = "{articles_aggregate: {bool_and: {arguments: published, predicate: {_eq: true}}}}"
+    some = "{articles_aggregate: {bool_or: {arguments: published, predicate: {_eq: true}}}}"
+    assert authors(srv, every) == [3]  # Ada has an unpublished one, Bob only one
+    assert authors(srv, some) == [1, 3]
+    over_two = "filter: {rating: {_gt: 2}}, "
+    every_over_two = every.replace("arguments", over_two + "arguments")
+    assert authors(srv, every_over_two) == [3]  # a4 (40, unpublished) is over 2
+    # the role's filter (published only) applies to what is aggregated: Ada's visible
+    # articles are all published, Bob has none (bool_and of nothing is null: no match)
+    assert authors(srv, every, "capped") == [1, 3]
+    enum = "article_select_column_article_aggregate_bool_exp_bool_and_arguments_columns"
+    values = data(srv, '{ __type(name: "' + enum + '") { enumValues { name } } }')
+    assert values["__type"]["enumValues"] == [{"name": "published"}]
+    fields = input_fields(srv, "article_aggregate_bool_exp", "capped")
+    assert fields == {"bool_and", "bool_or", "count"}
+
+
+def test_bool_predicates_need_a_visible_boolean_column(srv: ServerProcess) -> None:
+    """No boolean column the role may select: `count` only (the reference drops a
+    predicate whose `arguments` enum would be empty)."""
+    assert input_fields(srv, "article_aggregate_bool_exp", "nocols") is None
+    where = "{articles_aggregate: {bool_and: {arguments: published, predicate: {_eq: true}}}}"
+    errors = gql(srv, "{ author(where: " + where + ") { id } }", "noagg")["errors"]
+    assert errors[0]["extensions"]["code"] == "validation-failed"
+
+
 # -- 5. _cast on jsonb --------------------------------------------------------------------
 
 

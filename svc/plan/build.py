@@ -261,6 +261,7 @@ class Planner:
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
                 items.extend(self._count_filter(rel, sub))
+                items.extend(self._bool_filters(rel, sub))
         return items[0] if len(items) == 1 else And(tuple(items))
 
     def _count_filter(self, rel: Relationship, sub: Any) -> list[BoolExp]:
@@ -278,6 +279,28 @@ class Planner:
         return [
             CountFilter(target.name, rel.mapping, where, columns, distinct, And(tuple(predicate)))
         ]
+
+    def _bool_filters(self, rel: Relationship, sub: Any) -> list[BoolExp]:
+        """`<rel>_aggregate: {bool_and | bool_or: {arguments, distinct, filter,
+        predicate}}` (`svc.schema.agg_bool_exp`): the aggregate of one boolean column of
+        the related rows the role's filter admits."""
+        out: list[BoolExp] = []
+        given = self.reader.concrete(sub) or {}
+        for fn in ("bool_and", "bool_or"):
+            spec = self.reader.concrete(given.get(fn))
+            if not spec:
+                continue
+            target = self._target(rel)
+            where = self._restricted(target, self.bool_exp(target, spec.get("filter")))
+            column = str(self.reader.concrete(spec.get("arguments")))
+            predicate = self._column_ops("count", "boolean", spec.get("predicate"))
+            distinct = bool(self.reader.concrete(spec.get("distinct")))
+            out.append(
+                CountFilter(
+                    target.name, rel.mapping, where, (column,), distinct, And(tuple(predicate)), fn
+                )
+            )
+        return out
 
     def _computed_exp(self, cf: ComputedField, sub: Any) -> list[BoolExp]:
         call = self.computed_call(cf, None)

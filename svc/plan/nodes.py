@@ -165,7 +165,9 @@ class CountFilter:
     reference's `<table>_aggregate_bool_exp`): the rows of `table` joined by `mapping`
     and matching `where` are counted (`count(*)`, or the non-null values of `columns`,
     `distinct` ones when set) and `predicate` holds over that count, a row with one
-    column named `count`."""
+    column named `count`. `function` `bool_and` / `bool_or` (`<rel>_aggregate: {bool_and:
+    …}`) aggregates the one boolean column of `columns` instead (the row's column is
+    still named `count`)."""
 
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]
@@ -173,6 +175,7 @@ class CountFilter:
     columns: tuple[str, ...]
     distinct: bool
     predicate: BoolExp
+    function: str = "count"
 
 
 BoolExp = And | Or | Not | Compare | DWithin | ColCompare | IsNull | Exists | CountFilter

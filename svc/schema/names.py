@@ -56,6 +56,8 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "aggregate_order_by",
         "aggregate_bool_exp",  # svc/schema/agg_bool_exp.py
         "aggregate_bool_exp_count",
+        "aggregate_bool_exp_bool_and",
+        "aggregate_bool_exp_bool_or",
         "mutation_response",
         "insert_input",
         "obj_rel_insert_input",
@@ -95,6 +97,16 @@ GLOBAL_TYPE_NAMES = frozenset(
         "geography_cast_exp",
     }
 )
+
+# `<rel>_aggregate` predicates over one boolean column (svc/schema/agg_bool_exp.py).
+BOOL_PREDICATES = ("bool_and", "bool_or")
+
+
+def bool_arguments_enum(table: str, fn: str) -> str:
+    """The enum of `fn`'s `arguments` for the table whose type is `table` (the reference's
+    `<t>_select_column_<t>_aggregate_bool_exp_<fn>_arguments_columns`)."""
+    return f"{table}_select_column_{table}_aggregate_bool_exp_{fn}_arguments_columns"
+
 
 plain = PLAIN_NAME.fullmatch  # `is_graphql_name` for strings
 _NOT_ENUM_VALUES = frozenset({"true", "false", "null"})
@@ -312,6 +324,8 @@ def _clash(names: _Names) -> str | None:
             return name
         if name.endswith("_comparison_exp") or name.endswith("_args"):
             return name  # a scalar's or a function's type, perhaps
+        if any(name == bool_arguments_enum(t, fn) for t in tables for fn in BOOL_PREDICATES):
+            return name  # another table's `bool_and`/`bool_or` arguments enum
         cut = name.find("_", 1)  # every split into a non-empty `x` and `_<suffix>`
         while cut != -1:
             if name[:cut] in tables and name[cut + 1 :] in TABLE_TYPE_SUFFIXES:

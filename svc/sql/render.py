@@ -50,6 +50,8 @@ from svc.plan.nodes import (
 
 MAX_IDENT = 63  # Postgres truncates longer identifiers
 D_WITHIN = OPERATORS["_st_d_within"].sql
+# The aggregate of a `CountFilter`, by its `function` (`<rel>_aggregate` predicates).
+AGGREGATE_PREDICATES = {"count": "count", "bool_and": "bool_and", "bool_or": "bool_or"}
 
 
 def ident(name: str) -> str:
@@ -190,8 +192,9 @@ class Renderer:
         if len(exp.columns) > 1:
             columns = f"({columns})"
         value = f"{'DISTINCT ' if exp.distinct else ''}{columns}" if columns else "*"
+        function = AGGREGATE_PREDICATES[exp.function]  # a fixed name, never the request's
         return (
-            f"EXISTS (SELECT 1 FROM (SELECT count({value}) AS {ident('count')} "
+            f"EXISTS (SELECT 1 FROM (SELECT {function}({value}) AS {ident('count')} "
             f"FROM {qualified(exp.table)} AS {inner} "
             f"WHERE ({cond}) AND ({self.bool_exp(exp.where, inner)})) AS {counted} "
             f"WHERE {self.bool_exp(exp.predicate, counted)})"
