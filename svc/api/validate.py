@@ -59,17 +59,24 @@ from graphql.language.visitor import BREAK, SKIP, EnterLeaveVisitor
 from graphql.validation import MaxIntrospectionDepthRule
 from graphql.validation.validate import ValidationAbortedError, query_document_keys_to_validate
 
+from svc.api.variable_positions import ReferenceVariablePositionRule
+
 Rule = type[ASTValidationRule]
 
-# Hasura accepts variables an operation does not use.
-RULES: tuple[Rule, ...] = tuple(r for r in specified_rules if r is not NoUnusedVariablesRule)
+# Hasura accepts variables an operation does not use, and checks where a variable is used
+# with its own rule (`svc.api.variable_positions`: list elements' nullability not compared).
+RULES: tuple[Rule, ...] = tuple(
+    ReferenceVariablePositionRule if r is VariablesInAllowedPositionRule else r
+    for r in specified_rules
+    if r is not NoUnusedVariablesRule
+)
 
 _VARIABLE_RULES = frozenset(
     {
         VariablesAreInputTypesRule,
         UniqueVariableNamesRule,
         NoUndefinedVariablesRule,
-        VariablesInAllowedPositionRule,
+        ReferenceVariablePositionRule,
     }
 )
 _FRAGMENT_RULES = frozenset(
