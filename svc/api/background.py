@@ -42,7 +42,7 @@ def jobs(db: Database, config: Config, state_of: StateOf, current: CurrentState)
     def metadata() -> Metadata:  # read per item: the cron worker follows metadata changes
         return state_of().metadata
 
-    lookup = TriggerLookup(state_of, config.stringify_numeric_types)
+    lookup = TriggerLookup(current, config.stringify_numeric_types)
     out = [Job(spec) for spec in scheduled.worker_specs(db, metadata)]
     out.append(Job(event_worker_spec(db, lookup, options_of(config)), has_triggers))
     if config.events_retention > 0:

@@ -8,7 +8,7 @@ triggers: claims use `FOR UPDATE SKIP LOCKED`, so processes and instances share 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from svc.api.state import State
@@ -28,18 +28,19 @@ def options_of(config: Config) -> EventOptions:
 
 
 class TriggerLookup:
-    """`lookup(name)`: the trigger called `name` in the current state (`state_of()`), with
-    the columns to stringify when `stringify` (`--stringify-numeric-types`); computed once
-    per state."""
+    """`await lookup(name)`: the trigger called `name` in the state a request would answer
+    with now (`current()`: caught up with the metadata other workers committed, so a pause
+    made through another worker holds at once), with the columns to stringify when
+    `stringify` (`--stringify-numeric-types`); computed once per state."""
 
-    def __init__(self, state_of: Callable[[], State], stringify: bool) -> None:
-        self.state_of = state_of
+    def __init__(self, current: Callable[[], Awaitable[State]], stringify: bool) -> None:
+        self.current = current
         self.stringify = stringify
         self._cache: tuple[Any, dict[str, TriggerInfo]] = (None, {})
 
-    def __call__(self, name: str) -> TriggerInfo | None:
+    async def __call__(self, name: str) -> TriggerInfo | None:
         """The trigger called `name` now (None when unknown)."""
-        state = self.state_of()
+        state = await self.current()
         if self._cache[0] is not state:
             self._cache = (state, self._infos(state))
         return self._cache[1].get(name)

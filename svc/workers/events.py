@@ -16,7 +16,7 @@ attempt.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,7 @@ class TriggerInfo:
     stringified: frozenset[str] = frozenset()
 
 
-Lookup = Callable[[str], TriggerInfo | None]
+Lookup = Callable[[str], Awaitable[TriggerInfo | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +184,9 @@ def _attempt_record(key: str, result: DeliveryResult) -> tuple[str | None, ...]:
 
 
 def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> WorkerSpec:
-    """The worker spec delivering `event_log`; `lookup(trigger name)` gives the current
-    configuration of a trigger (None: unknown to this process now)."""
+    """The worker spec delivering `event_log`; `await lookup(trigger name)` gives the
+    trigger's configuration in the latest metadata (None: unknown to this process now), so
+    a trigger paused a moment ago by another worker is not delivered."""
 
     async def record(attempts: Sequence[tuple[str | None, ...]]) -> None:
         columns = [list(column) for column in zip(*attempts, strict=True)]
@@ -196,7 +197,7 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
 
     async def handle(item: Claimed) -> None:
         row = _decode_row.decode(item.row)
-        info = lookup(row["trigger_name"])
+        info = await lookup(row["trigger_name"])
         if info is None or info.trigger.paused is True:
             async with db.pool.acquire() as conn:
                 await conn.execute(POSTPONE_SQL, item.key, str(options.postpone))
