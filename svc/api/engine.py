@@ -52,11 +52,8 @@ from svc.workers.periodic import PeriodicSpec
 
 _encode = msgspec.json.encode
 STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Postgres
-# How long `/healthz` waits for a change's role-schema check (seconds): long enough for a
-# small schema, short enough that a health probe stays fast while a worker is busy (a
-# 20 MB document parsed in a thread holds the GIL; tests/test_api_limits.py bounds the
-# probe at 1 s).
-HEALTH_ROLE_CHECK_WAIT_S = 0.25
+# How long after a metadata change the role-schema check starts (seconds; `_check_roles`).
+ROLE_CHECK_DELAY_S = 0.5
 
 _log = logging.getLogger(__name__)
 
@@ -285,6 +282,9 @@ class Engine:
         self._role_check = loop.create_task(self._check_roles(state))
 
     async def _check_roles(self, state: State) -> None:
+        # A burst of metadata changes (a migration, a CI run of the metadata API) checks
+        # only its last state: wait a moment and give up when a newer one arrived.
+        await asyncio.sleep(ROLE_CHECK_DELAY_S)
         for role in state.roles():
             if state is not self.state:
                 return  # a newer state checks its own
@@ -297,11 +297,8 @@ class Engine:
         """Whether the current state serves anything as inconsistent (`/healthz`): the
         IR's inconsistencies, remote schemas that could not be introspected, objects
         left out of a role's schema (the roles checked so far: every role shortly after
-        a change)."""
+        a change, `ROLE_CHECK_DELAY_S` and the builds later; a probe never waits for it)."""
         state = await self.current_state()
-        task = self._role_check
-        if task is not None and not task.done():  # a change's check: give it a moment
-            await asyncio.wait({task}, timeout=HEALTH_ROLE_CHECK_WAIT_S)
         return bool(state.issues())
 
     # -- metadata API -------------------------------------------------------------------
