@@ -208,7 +208,7 @@ def run_two_instances(pg_url: str, hook: WebhookRecorder, events: int) -> None:
 
 
 def test_r3_two_instances_no_loss_no_duplicate(pg_url: str, hook: WebhookRecorder) -> None:
-    run_two_instances(pg_url, hook, 5000)
+    run_two_instances(pg_url, hook, 3000)
 
 
 @pytest.mark.slow
