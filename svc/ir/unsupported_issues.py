@@ -174,23 +174,13 @@ def event_transform_problem(transform: Any) -> str | None:
     reference would: a key other than the body, `query_params` and `request_headers`
     (`url`, `method`), another template engine, a body template other than one
     `{{ $body.path }}` expression, a form-encoded body; None when it can."""
-    if not isinstance(transform, dict):
-        return None
-    for key, value in transform.items():
-        if key not in _EVENT_TRANSFORM_KEYS and value not in (None, {}, []):
-            return f'svc does not apply "{key}" of a transform yet'
-    engine = transform.get("template_engine")
-    if engine not in (None, "Kriti"):
-        return f'svc does not apply the template engine "{engine}"'
+    problem = _common_problem(transform, _EVENT_TRANSFORM_KEYS, "")
+    if problem is not None or not isinstance(transform, dict):
+        return problem
     body = transform.get("body")
-    if isinstance(body, str):
-        return "svc does not apply a version 1 transform body (a template string) yet"
-    if isinstance(body, dict):
-        action = body.get("action", "transform")
-        if action not in _BODY_ACTIONS:
-            return f'svc does not apply a transform body "{action}" yet'
+    if isinstance(body, dict) and body.get("action", "transform") == "transform":
         template = body.get("template")
-        if action == "transform" and not (isinstance(template, str) and _ONE_PATH.match(template)):
+        if not (isinstance(template, str) and _ONE_PATH.match(template)):
             return "svc applies only a body template that is one {{ $body.path }} expression yet"
     return None
 
@@ -234,8 +224,27 @@ def transform_problem(transform: Any) -> str | None:
     reference would (a key other than the body's Kriti template: `url`, `method`,
     `query_params`, `request_headers`, a form-encoded body, another template engine),
     None when it can (or there is none)."""
+    return _common_problem(transform, _TRANSFORM_KEYS, " (only its body)")
+
+
+def _common_problem(transform: Any, keys: frozenset[str], only: str) -> str | None:
+    """What neither transform svc applies may hold: a key outside `keys` (`only`: the
+    message's note on what is applied), another template engine, a version 1 body, a body
+    action other than `transform`/`remove`."""
     if not isinstance(transform, dict):
         return None
+    for key, value in transform.items():
+        if key not in keys and value not in (None, {}, []):
+            return f'svc does not apply "{key}" of a transform yet{only}'
+    engine = transform.get("template_engine")
+    if engine not in (None, "Kriti"):
+        return f'svc does not apply the template engine "{engine}"'
+    body = transform.get("body")
+    if isinstance(body, str):
+        return "svc does not apply a version 1 transform body (a template string) yet"
+    if isinstance(body, dict) and body.get("action", "transform") not in _BODY_ACTIONS:
+        return f'svc does not apply a transform body "{body.get("action", "transform")}" yet'
+    return None
     for key, value in transform.items():
         if key not in _TRANSFORM_KEYS and value not in (None, {}, []):
             return f'svc does not apply "{key}" of a transform yet (only its body)'
