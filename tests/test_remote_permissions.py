@@ -96,10 +96,10 @@ def test_role_without_permission_sees_nothing() -> None:
     import msgspec
 
     entry = msgspec.convert(msgspec.to_builtins(entry), RemoteSchema)
-    assert remote_access(entry, "other", enforced=True) == RemoteAccess(whole=False)
-    assert remote_access(entry, "other", enforced=False).whole
-    assert remote_access(entry, "admin", enforced=True).whole
-    access = remote_access(entry, "user", enforced=True)
+    assert remote_access(entry, "other", enforced=True, parents={}) == RemoteAccess(whole=False)
+    assert remote_access(entry, "other", enforced=False, parents={}).whole
+    assert remote_access(entry, "admin", enforced=True, parents={}).whole
+    access = remote_access(entry, "user", enforced=True, parents={})
     assert not access.whole and access.sdl is not None
     user = role_schema(access.sdl)
     assert user is not None and user.query_type is not None

@@ -198,6 +198,71 @@ def test_permissions_and_presets(pg_url: str, remotes: dict[str, Any]) -> None:
         server.stop()
 
 
+# The same permission with its definitions and fields in another order: equal for
+# inheritance (the reference compares parsed introspections, whose maps have no order).
+ROLE_SDL_REORDERED = """
+type Query { user(user_id: Int! @preset(value: "x-svc-user-id")): User  hello: String }
+type User { gimmeText(text: String @preset(value: "preset text")): String  user_id: Int }
+"""
+
+
+def test_inherited_role_inherits_remote_permissions(pg_url: str, remotes: dict[str, Any]) -> None:
+    """The reference's rule (note "Roles Inheritance", `Hasura/RQL/DDL/Schema/Cache.hs`):
+    an inherited role has its parents' remote schema permission when the parents that
+    have one agree, presets included; parents that differ leave it none, listed as
+    `inherited role permission inconsistency` with entity `{"remote_schema": name}`,
+    until the role is given its own."""
+    env = {**CORPUS_ENV, "SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS": "true"}
+    server = ServerProcess(create_database(pg_url), env=env)
+
+    def permit(role: str, sdl: str) -> None:
+        args = {"remote_schema": "perms", "role": role, "definition": {"schema": sdl}}
+        q(server, {"type": "add_remote_schema_permissions", "args": args})
+
+    def inconsistent() -> list[Any]:
+        out = q(server, {"type": "get_inconsistent_metadata", "args": {}})
+        return list(out["inconsistent_objects"])
+
+    try:
+        add(server, "perms", "http://localhost:4020")
+        permit("user", ROLE_SDL)
+        permit("reader", ROLE_SDL_REORDERED)
+        role_set = {"role_name": "both", "role_set": ["user", "reader", "nobody"]}
+        q(server, {"type": "add_inherited_role", "args": role_set})
+        both = {"X-Svc-Role": "both", "X-Svc-User-Id": "7"}
+        out = gql(server, "{ hello user { user_id gimmeText } }", headers=both)
+        assert out == {
+            "data": {"hello": "world", "user": {"user_id": 7, "gimmeText": "preset text"}}
+        }
+        assert inconsistent() == []
+        q(
+            server,
+            {
+                "type": "drop_remote_schema_permissions",
+                "args": {"remote_schema": "perms", "role": "reader"},
+            },
+        )
+        permit("reader", "type Query { hello: String }")
+        hidden = gql(server, "{ hello }", headers=both)
+        assert hidden["errors"][0]["extensions"]["code"] == "validation-failed"
+        assert inconsistent() == [
+            {
+                "reason": "Could not inherit permission for the role 'both' for the entity: "
+                "'remote schema: 'perms''",
+                "name": "both",
+                "type": "inherited role permission inconsistency",
+                "entity": {"remote_schema": "perms"},
+            }
+        ]
+        reader = gql(server, "{ hello }", headers={"X-Svc-Role": "reader"})
+        assert reader == {"data": {"hello": "world"}}
+        permit("both", "type Query { hello: String }")  # its own wins
+        assert gql(server, "{ hello }", headers=both) == {"data": {"hello": "world"}}
+        assert inconsistent() == []
+    finally:
+        server.stop()
+
+
 def test_slow_remote_times_out(srv: ServerProcess) -> None:
     q(srv, {"type": "clear_metadata", "args": {}})
     add(srv, "slow", HELLO, timeout_seconds=1)

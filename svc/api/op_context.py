@@ -17,6 +17,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.execute.db import Connection, Database
 from svc.ir import Ir, build_ir
 from svc.ir.checks import CheckIssue
+from svc.ir.inherited import InheritedConflict
 from svc.metadata.args import parse_args
 from svc.metadata.drop import drop_objects
 from svc.metadata.model import Metadata
@@ -64,8 +65,13 @@ class Context:
         """
         old = {i.key for i in self.ir.inconsistencies}
         ir = build_ir(md, self.catalog, self.ir)
-        # Whole-document checks are reported, not refused (`svc.ir.checks`).
-        new = [i for i in ir.inconsistencies if i.key not in old and not isinstance(i, CheckIssue)]
+        # Reported, not refused: whole-document checks (`svc.ir.checks`) and an inherited
+        # role's conflicting parents (the reference's `ConflictingInheritedPermission` has
+        # no object ids, "purely informational", so it is never a new inconsistency).
+        informational = (CheckIssue, InheritedConflict)
+        new = [
+            i for i in ir.inconsistencies if i.key not in old and not isinstance(i, informational)
+        ]
         if new and on_new == "cascade":
             md = drop_objects(md, (i.target() for i in new))
             ir = build_ir(md, self.catalog, ir)

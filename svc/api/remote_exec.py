@@ -71,7 +71,9 @@ async def call_remote(
         )
     # The role view decides whether presets apply (`apply_presets`).
     mutation = op.operation == OperationType.MUTATION
-    nodes, fragments = apply_presets(entry, role, session, nodes, fragments, mutation=mutation)
+    nodes, fragments = apply_presets(
+        entry, role, session, nodes, fragments, mutation=mutation, parents=state.ir.inherited_roles
+    )
     text, names = remote_document(op, nodes, fragments)
     body: dict[str, Any] = {"query": text}
     given = req.variables or {}

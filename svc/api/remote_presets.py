@@ -6,6 +6,7 @@ a session variable's when the value is a string naming one (`x-svc-…`, any cas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from graphql import (
@@ -95,11 +96,13 @@ def apply_presets(
     fragments: dict[str, FragmentDefinitionNode],
     *,
     mutation: bool = False,
+    parents: Mapping[str, tuple[str, ...]],
 ) -> tuple[list[FieldNode], dict[str, FragmentDefinitionNode]]:
     """Root fields `nodes` and the fragments with `role`'s presets on `entry` added (none
-    when the role view gives the role the whole remote: admin, or permissions off).
+    when the role view gives the role the whole remote: admin, or permissions off);
+    `parents`: the inherited roles (an inherited role's presets are its parents').
     Raises 400 `not-found` for a session variable the request lacks."""
-    sdl = remote_access(entry, role, enforced=permissions_enabled()).sdl
+    sdl = remote_access(entry, role, enforced=permissions_enabled(), parents=parents).sdl
     found = {} if sdl is None else presets(sdl)
     if sdl is None or not found:
         return nodes, fragments

@@ -14,13 +14,14 @@ from typing import Any
 import msgspec
 
 from svc.catalog.introspect import DbCatalog, DbColumn, DbTable
+from svc.config import remote_schema_permissions
 from svc.errors import ErrorCode, SvcError
 from svc.ir.actions import build_actions
 from svc.ir.cache import IrCache, Recorder, Seen, TableBuild, looked_at, same, unchanged
 from svc.ir.checks import metadata_checks
 from svc.ir.enums import enum_issue, enum_values, left_out_enums, onto_left_out
 from svc.ir.functions import resolve_computed_field, resolve_function
-from svc.ir.inherited import write_conflicts
+from svc.ir.inherited import remote_conflicts, write_conflicts
 from svc.ir.model import (
     SCALAR_NAMES,
     Column,
@@ -53,6 +54,7 @@ from svc.ir.unsupported_issues import (
 from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
+from svc.metadata.remote_schemas import remote_schemas, remote_sdls
 from svc.session_vars import is_admin
 
 
@@ -102,7 +104,11 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     issues.extend(remote_relationship_issues(md, tables))
     issues.extend(event_trigger_issues(md, tables))
     issues.extend(kept_issues(md))  # what svc keeps but does not apply
-    issues.extend(write_conflicts(tables, inherited_parents(md)))
+    parents = inherited_parents(md)
+    issues.extend(write_conflicts(tables, parents))
+    if remote_schema_permissions():  # the reference builds them only when enabled
+        remotes = ((e.name, remote_sdls(e)) for e in remote_schemas(md))
+        issues.extend(remote_conflicts(remotes, parents))
     actions = build_actions(md, tables, catalog)
     issues.extend(actions.issues)
     untransformable = action_transform_issues(md, actions.actions)
@@ -117,7 +123,7 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
         functions=functions,
         cache=IrCache(builds, catalog.functions, run.dependents(builds)),
         actions=actions,
-        inherited_roles=inherited_parents(md),
+        inherited_roles=parents,
     )
 
 

@@ -26,7 +26,11 @@ action permissions: the role has one when it or any role it inherits from has on
 (`mkBooleanPermissionMap`). Insert, update and delete permissions: the role's own, else
 the one its parents that have one agree on; parents that differ make it none, reported as
 the reference reports it (`write_conflicts`, type `inherited role permission
-inconsistency`) until the role is given its own.
+inconsistency`) until the role is given its own. Remote schema permissions are inherited
+the same way (`inherited_remote`; the note "Roles Inheritance" of the reference's
+`Hasura/RQL/DDL/Schema/Cache.hs`): parents' SDLs must be equal up to the order of
+definitions, fields, arguments and values (`sdl_key`), a conflict hides the remote from
+the role and is reported (`remote_conflicts`, entity `{"remote_schema": name}`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+
+from graphql import DocumentNode, GraphQLError, parse, print_ast
 
 from svc.errors import ErrorCode
 from svc.ir.model import Inconsistency, Table
@@ -217,4 +223,95 @@ def write_conflicts(tables: Mapping[Any, Table], parents: Parents) -> list[Incon
                         role,
                     )
                 )
+    return out
+
+
+# -- remote schemas ---------------------------------------------------------------------------
+def inherited_remote(
+    sdls: Mapping[str, str], role: str, parents: Parents, _seen: frozenset[str] = frozenset()
+) -> tuple[str | None, bool]:
+    """`role`'s remote schema permission SDL given each role's own (`sdls`: role → SDL)
+    and whether inheriting it conflicts, by the rule of `inherited_write` with SDLs
+    compared by `sdl_key` (the reference's `CheckPermission` over `IntrospectionResult`,
+    whose maps ignore order)."""
+    own = sdls.get(role)
+    if own is not None or role not in parents or role in _seen:
+        return own, False
+    seen = _seen | {role}
+    found: list[str] = []
+    for parent in parents[role]:
+        sdl, conflict = inherited_remote(sdls, parent, parents, seen)
+        if conflict:
+            return None, True
+        if sdl is not None:
+            found.append(sdl)
+    if not found:
+        return None, False
+    if any(sdl_key(s) != sdl_key(found[0]) for s in found[1:]):
+        return None, True
+    return found[0], False
+
+
+def sdl_key(sdl: str) -> str:
+    """`sdl` printed with its definitions, fields, arguments, enum values, union members
+    and interfaces sorted by name: two permissions with the same key grant the same thing
+    (an SDL that does not parse is its own key; it was refused when added)."""
+    try:
+        doc = parse(sdl, no_location=True)
+    except GraphQLError:
+        return sdl
+    definitions = tuple(_sorted_node(d) for d in _by_name(doc.definitions))
+    return print_ast(DocumentNode(definitions=definitions))
+
+
+_LISTS = ("fields", "arguments", "values", "types", "interfaces")
+
+
+def _sorted_node(node: Any) -> Any:
+    changes = {
+        k: tuple(_sorted_node(n) for n in _by_name(getattr(node, k)))
+        for k in _LISTS
+        if getattr(node, k, None)
+    }
+    if not changes:
+        return node
+    copy = node.__copy__()
+    for k, v in changes.items():
+        setattr(copy, k, v)
+    return copy
+
+
+def _by_name(nodes: Any) -> list[Any]:
+    def key(n: Any) -> tuple[str, str]:
+        name = getattr(n, "name", None)
+        return (n.kind, name.value if name is not None else "")
+
+    return sorted(nodes, key=key)
+
+
+def remote_conflicts(
+    remotes: Iterable[tuple[str, Mapping[str, str]]], parents: Parents
+) -> list[Inconsistency]:
+    """One `InheritedConflict` per (inherited role, remote schema) whose parents'
+    permissions differ; `remotes`: (remote schema name, role → SDL). The reference's
+    message names the entity `remote schema: 'name'`."""
+    out: list[Inconsistency] = []
+    for name, sdls in remotes:
+        for role in parents:
+            if role in sdls or not inherited_remote(sdls, role, parents)[1]:
+                continue
+            if any(inherited_remote(sdls, p, parents)[1] for p in parents[role]):
+                continue  # reported at the parent
+            out.append(
+                InheritedConflict(
+                    "inherited role permission inconsistency",
+                    {"remote_schema": name},
+                    f"Could not inherit permission for the role '{role}' for the entity: "
+                    f"'remote schema: '{name}''",
+                    ErrorCode.UNEXPECTED,
+                    f"inherited_role {role} remote_schema {name}",
+                    None,
+                    role,
+                )
+            )
     return out

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from svc.ir.inherited import granted, inherited_select, inherited_write
+from svc.ir.inherited import granted, inherited_remote, inherited_select, inherited_write
 from svc.ir.model import Column, ComputedField, Function, Ir, Table
 from svc.ir.permissions import SelectPermission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
 from svc.metadata.permission_model import Permission
-from svc.metadata.remote_schemas import RemoteSchema
+from svc.metadata.remote_schemas import RemoteSchema, remote_sdls
 from svc.session_vars import ADMIN_ROLE, is_admin
 
 # Permission kinds in the metadata's order of `<kind>_permissions` lists.
@@ -365,16 +365,17 @@ def any_input_validation(ir: Ir) -> bool:
     return bool(found)
 
 
-def remote_access(entry: RemoteSchema, role: str, *, enforced: bool) -> RemoteAccess:
+def remote_access(
+    entry: RemoteSchema, role: str, *, enforced: bool, parents: Mapping[str, tuple[str, ...]]
+) -> RemoteAccess:
     """`role`'s access to remote schema `entry`; `enforced` is the server setting
-    (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`): off, every role sees it whole."""
+    (`SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS`): off, every role sees it whole.
+    `parents`: the inherited roles (`Ir.inherited_roles`); an inherited role without a
+    permission of its own has its parents' when they agree (`svc.ir.inherited`)."""
     if not enforced or is_admin(role):
         return RemoteAccess(whole=True)
-    for perm in entry.permissions or ():
-        if perm.role == role and isinstance(perm.definition, dict):
-            sdl = perm.definition.get("schema")
-            return RemoteAccess(whole=False, sdl=sdl if isinstance(sdl, str) else None)
-    return RemoteAccess(whole=False)
+    sdl, _ = inherited_remote(remote_sdls(entry), role, parents)
+    return RemoteAccess(whole=False, sdl=sdl)
 
 
 # -- the roles a metadata document names --------------------------------------------------

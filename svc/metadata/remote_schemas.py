@@ -56,6 +56,17 @@ class RemoteSchema(msgspec.Struct, frozen=True, kw_only=True):
     permissions: tuple[RemotePermission, ...] | None = None
 
 
+def remote_sdls(entry: RemoteSchema) -> dict[str, str]:
+    """Each role with a permission on remote schema `entry` → its SDL
+    (`definition.schema`)."""
+    out: dict[str, str] = {}
+    for perm in entry.permissions or ():
+        sdl = perm.definition.get("schema") if isinstance(perm.definition, dict) else None
+        if isinstance(sdl, str):
+            out[perm.role] = sdl
+    return out
+
+
 class RemoteRelationship(msgspec.Struct, frozen=True, kw_only=True):
     """A remote relationship of a table: join columns `svc_fields`, the `remote_schema`
     and `remote_field` (`{field: {arguments, field?}}`, arguments with `$column`s)."""

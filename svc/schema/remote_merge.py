@@ -15,6 +15,7 @@ for every merge, so each role's schema owns its objects.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from graphql import (
@@ -37,6 +38,7 @@ from graphql import (
 
 from svc.config import remote_schema_permissions
 from svc.ir.role_view import remote_access
+from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema.info import FieldInfo, FieldKind
@@ -134,10 +136,12 @@ class _Remote:
         }
 
 
-def _remote_schema(role: str, data: dict[str, Any], entry: Any) -> GraphQLSchema | None:
+def _remote_schema(
+    role: str, data: dict[str, Any], entry: Any, parents: Mapping[str, tuple[str, ...]]
+) -> GraphQLSchema | None:
     """The remote as `role` sees it (the role view decides): whole, or its permission's
-    subset (None: nothing)."""
-    access = remote_access(entry, role, enforced=permissions_enabled())
+    subset (None: nothing); `parents`: the inherited roles."""
+    access = remote_access(entry, role, enforced=permissions_enabled(), parents=parents)
     if access.whole:
         return build_client_schema(data)  # type: ignore[arg-type]
     return None if access.sdl is None else role_schema(access.sdl)
@@ -158,13 +162,14 @@ def merge_remotes(
         return schema
     ours: dict[str, GraphQLNamedType] = dict(schema.type_map)
     merged: list[_Remote] = []
+    parents = inherited_parents(md)
     for entry in remote_schemas(md):
         found = remotes.lookup(entry)
         if found is None or found.data is None:
             continue
         custom = Customization.of(entry)
         data = custom.customize(found.data) if custom is not None else found.data
-        remote = _remote_schema(role, data, entry)
+        remote = _remote_schema(role, data, entry, parents)
         if remote is None:
             continue
         namespace = custom.namespace if custom is not None else None
