@@ -55,6 +55,7 @@ def _shapes(ir: Ir) -> dict[Any, TableShape]:
             frozenset(c.name for c in t.columns),
             {r.name: r.target for r in t.relationships},
             {c.name: c.returns_table for c in t.computed_fields},
+            {c.name: c.type_name for c in t.columns},
         )
         for name, t in ir.tables.items()
     }

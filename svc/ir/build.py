@@ -412,6 +412,7 @@ def _shape(
         frozenset(c.name for c in base.columns),
         {r.name: r.target for r in rels},
         {c.name: c.returns_table for c in computed},
+        {c.name: c.type_name for c in base.columns},
     )
 
 

@@ -156,6 +156,15 @@ CASTS: dict[str, dict[str, CastTarget]] = {
     "geometry": {"geography": CastTarget("geography", "geography", "geography")},
     "geography": {"geometry": CastTarget("geometry", "geometry", "geometry")},
 }
+# `_cast` in a permission filter (metadata): the targets are Postgres type names, as the
+# reference's `parseBoolExpOperations` reads them (`textToPGScalarType`, `checkValidCast`
+# in `Hasura/Backends/Postgres/Translate/BoolExp.hs`): jsonb -> `text`, geometry ->
+# `geography`, geography -> `geometry`.
+PERMISSION_CASTS: dict[str, dict[str, CastTarget]] = {
+    "jsonb": {"text": CASTS["jsonb"]["String"]},
+    "geometry": {"geography": CASTS["geometry"]["geography"]},
+    "geography": {"geometry": CASTS["geography"]["geometry"]},
+}
 # Operand kinds that are not a value of the column's own type.
 _UNTYPED = frozenset({Operand.BOOLEAN, Operand.TEXT, Operand.TEXT_LIST, Operand.COLUMN})
 

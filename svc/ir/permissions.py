@@ -17,7 +17,7 @@ from msgspec import UNSET
 
 from svc.errors import ErrorCode, SvcError
 from svc.ir.input_validation import ValidateInput, validate_input
-from svc.ir.operators import OPERATORS, Operand
+from svc.ir.operators import CAST_OPERATOR, OPERATORS, PERMISSION_CASTS, Operand
 from svc.metadata.model import QualifiedName, qualify
 from svc.metadata.permission_model import (
     DeleteRule,
@@ -103,6 +103,8 @@ class TableShape:
     columns: frozenset[str]
     relationships: dict[str, QualifiedName]
     computed_fields: dict[str, QualifiedName | None]
+    # column -> internal type name (`jsonb`, `geometry`): what `_cast` may convert it to
+    column_types: Mapping[str, str] = field(default_factory=dict)
 
 
 class FilterResolver:
@@ -148,18 +150,41 @@ class FilterResolver:
         return out
 
     def _column(self, table: QualifiedName, column: str, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            return {"_eq": value}
-        ops: dict[str, Any] = {}
-        columns = self.tables[table].columns
-        for raw_op, operand in value.items():
-            op = OPERATORS.get(_op(raw_op))
-            if op is None:
-                raise unresolved(f"Unknown operator : {raw_op}")
-            if op.operand is Operand.COLUMN and operand not in columns:
-                raise unresolved(f'no such column exists : "{operand}"')
-            ops[op.canonical or op.name] = operand
-        return ops
+        shape = self.tables[table]
+        return _operations(value, shape.columns, shape.column_types.get(column, ""))
+
+
+def _operations(value: Any, columns: frozenset[str], type_name: str) -> dict[str, Any]:
+    """The normalised comparisons `value` makes on a value of internal type `type_name`
+    (a non-object is an implicit `_eq`; `_cast: {<pg type>: <comparisons>}` nests, its
+    target allowed by `PERMISSION_CASTS`, the reference's `checkValidCast`)."""
+    if not isinstance(value, dict):
+        return {"_eq": value}
+    ops: dict[str, Any] = {}
+    for raw_op, operand in value.items():
+        if _op(raw_op) == CAST_OPERATOR:
+            ops[CAST_OPERATOR] = _casts(operand, columns, type_name)
+            continue
+        op = OPERATORS.get(_op(raw_op))
+        if op is None:
+            raise unresolved(f"Unknown operator : {raw_op}")
+        if op.operand is Operand.COLUMN and operand not in columns:
+            raise unresolved(f'no such column exists : "{operand}"')
+        ops[op.canonical or op.name] = operand
+    return ops
+
+
+def _casts(value: Any, columns: frozenset[str], type_name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise unresolved("_cast expects an object")
+    allowed = PERMISSION_CASTS.get(type_name, {})
+    out: dict[str, Any] = {}
+    for target, comparisons in value.items():
+        cast = allowed.get(target)
+        if cast is None:
+            raise unresolved(f'cannot cast column of type "{type_name}" to type "{target}"')
+        out[target] = _operations(comparisons, columns, cast.type_name)
+    return out
 
 
 def _columns(cols: Any, all_columns: tuple[str, ...]) -> tuple[str, ...]:

@@ -11,20 +11,20 @@ from typing import Any
 
 from svc.errors import SvcError
 from svc.ir.model import Table
-from svc.ir.operators import OPERATORS, Operand
+from svc.ir.operators import CAST_OPERATOR, OPERATORS, PERMISSION_CASTS, Operand
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import computed_call
 from svc.plan.nodes import (
     TRUE,
     And,
     BoolExp,
+    Cast,
     ColCompare,
     Compare,
     Compared,
     Const,
     DWithin,
     Exists,
-    FnCall,
     IsNull,
     Not,
     Or,
@@ -98,8 +98,17 @@ def _column(table: Table, column: str, ops: dict[str, Any]) -> list[BoolExp]:
     return _ops(column, table.column_map[column].pg_type, ops)
 
 
-def _ops(column: str | FnCall, pg_type: str, ops: dict[str, Any]) -> list[BoolExp]:
-    return [operator_exp(column, pg_type, op, value, _value) for op, value in ops.items()]
+def _ops(column: Compared, pg_type: str, ops: dict[str, Any]) -> list[BoolExp]:
+    out: list[BoolExp] = []
+    for op, value in ops.items():
+        if op != CAST_OPERATOR:
+            out.append(operator_exp(column, pg_type, op, value, _value))
+            continue
+        targets = PERMISSION_CASTS[pg_type.rsplit(".", 1)[-1]]
+        for name, inner in value.items():  # targets checked by `svc.ir.permissions`
+            target = targets[name].pg_type
+            out.extend(_ops(Cast(column, target), target, inner))
+    return out
 
 
 def operator_exp(column: Compared, pg_type: str, name: str, value: Any, make: MakeParam) -> BoolExp:
