@@ -34,13 +34,15 @@ SQL = """
 CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL, data jsonb);
 CREATE TABLE article (
   id int PRIMARY KEY, author_id int NOT NULL REFERENCES author, title text NOT NULL,
-  published boolean NOT NULL, rating int NOT NULL);
+  published boolean NOT NULL, rating int NOT NULL, score float8, weight float8);
 INSERT INTO author VALUES (1, 'Ada', '{"city": "Paris"}'), (2, 'Bob', '{"city": "Rome"}'),
   (3, 'Cy', null);
--- Ada: 3 published of 4; Bob: 1 unpublished; Cy: 2 published
+-- Ada: 3 published of 4; Bob: 1 unpublished; Cy: 2 published. Ada's score is her weight
+-- + 0.5 (corr 1), Cy's falls as the weight rises (corr -1), Bob has one row.
 INSERT INTO article VALUES
-  (1, 1, 'a1', true, 1), (2, 1, 'a2', true, 2), (3, 1, 'a3', true, 3), (4, 1, 'a4', false, 40),
-  (5, 2, 'b1', false, 50), (6, 3, 'c1', true, 6), (7, 3, 'c2', true, 7);
+  (1, 1, 'a1', true, 1, 1.5, 1), (2, 1, 'a2', true, 2, 2.5, 2), (3, 1, 'a3', true, 3, 3.5, 3),
+  (4, 1, 'a4', false, 40, 4.5, 4), (5, 2, 'b1', false, 50, 10, 1), (6, 3, 'c1', true, 6, 6, 2),
+  (7, 3, 'c2', true, 7, 8, 1);
 """
 
 PUBLISHED = {"published": {"_eq": True}}
@@ -321,6 +323,62 @@ def test_bool_predicates_need_a_visible_boolean_column(srv: ServerProcess) -> No
     where = "{articles_aggregate: {bool_and: {arguments: published, predicate: {_eq: true}}}}"
     errors = gql(srv, "{ author(where: " + where + ") { id } }", "noagg")["errors"]
     assert errors[0]["extensions"]["code"] == "validation-failed"
+
+
+FLOAT_CASES = [
+    ("avg: {arguments: score, predicate: {_gt: 5}}", [2, 3]),
+    ("sum: {arguments: score, predicate: {_gte: 12}}", [1, 3]),
+    ("sum: {arguments: score, distinct: true, predicate: {_gte: 12}}", [1, 3]),
+    ("max: {arguments: score, predicate: {_lt: 9}}", [1, 3]),
+    ("min: {arguments: score, predicate: {_eq: 1.5}}", [1]),
+    ("stddev_samp: {arguments: score, predicate: {_is_null: true}}", [2]),
+    ("var_samp: {arguments: score, predicate: {_gt: 1.8}}", [3]),
+    ("corr: {arguments: {Y: score, X: weight}, predicate: {_gt: 0.9}}", [1]),
+    ("corr: {arguments: {Y: score, X: weight}, predicate: {_lt: 0}}", [3]),
+    ("covar_samp: {arguments: {Y: score, X: weight}, predicate: {_gt: 1}}", [1]),
+    ("avg: {arguments: score, filter: {rating: {_gt: 2}}, predicate: {_lt: 5}}", [1]),
+]
+
+
+@pytest.mark.parametrize(("predicate", "expected"), FLOAT_CASES)
+def test_float8_aggregation_predicates(
+    srv: ServerProcess, predicate: str, expected: list[int]
+) -> None:
+    """The reference's float8 predicates (`aggregationFunctions`,
+    `Postgres/Instances/Schema.hs`): avg, max, min, sum, stddev_samp, var_samp of one
+    float8 column, corr and covar_samp of two (`arguments: {Y, X}`, `corr(Y, X)`), each
+    compared as a `float8_comparison_exp`."""
+    assert authors(srv, "{articles_aggregate: {" + predicate + "}}") == expected
+
+
+def test_float8_predicate_types_and_one_predicate_only(srv: ServerProcess) -> None:
+    """The type shapes of `AggregationPredicates.hs` (`arguments` enum of the float8
+    columns; `<t>_aggregate_bool_exp_corr_arguments {Y, X}`), offered only to a role that
+    sees a float8 column; and its parser's rule: exactly one predicate per
+    `<rel>_aggregate`."""
+    fields = input_fields(srv, "article_aggregate_bool_exp", "admin")
+    assert fields == {
+        "avg", "bool_and", "bool_or", "corr", "count", "covar_samp", "max", "min",
+        "stddev_samp", "sum", "var_samp",
+    }  # fmt: skip
+    assert input_fields(srv, "article_aggregate_bool_exp_corr_arguments", "admin") == {"Y", "X"}
+    enum = "article_select_column_article_aggregate_bool_exp_avg_arguments_columns"
+    values = data(srv, '{ __type(name: "' + enum + '") { enumValues { name } } }')
+    assert values["__type"]["enumValues"] == [{"name": "score"}, {"name": "weight"}]
+    pred = data(
+        srv,
+        '{ __type(name: "article_aggregate_bool_exp_avg") '
+        "{ inputFields { name type { kind ofType { name } } } } }",
+    )
+    by_name = {f["name"]: f["type"] for f in pred["__type"]["inputFields"]}
+    assert by_name["predicate"] == {"kind": "NON_NULL", "ofType": {"name": "float8_comparison_exp"}}
+    two = (
+        "{articles_aggregate: {count: {predicate: {_gt: 0}}, "
+        "avg: {arguments: score, predicate: {_gt: 0}}}}"
+    )
+    errors = gql(srv, "{ author(where: " + two + ") { id } }")["errors"]
+    assert errors[0]["extensions"]["code"] == "validation-failed"
+    assert errors[0]["message"] == "exactly one predicate should be specified"
 
 
 # -- 5. _cast on jsonb --------------------------------------------------------------------

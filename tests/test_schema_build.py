@@ -48,16 +48,15 @@ from graphql import (
 
 from svc.api.engine import Engine
 from svc.config import Config
+from svc.ir.agg_predicates import AGG_PREDICATES, arguments_enum
 from svc.ir.model import Ir
 from svc.ir.permissions import SelectPermission
 from svc.schema import build_schema
 from svc.schema.build import SchemaBuilder
 from svc.schema.directives import DIRECTIVES
 from svc.schema.names import (
-    BOOL_PREDICATES,
     GLOBAL_TYPE_NAMES,
     TABLE_TYPE_SUFFIXES,
-    bool_arguments_enum,
     plain_names,
 )
 from svc.schema.types import CheckedTypes, Types
@@ -381,7 +380,7 @@ def test_generated_type_names_are_known(irs: dict[str, Ir], which: str) -> None:
                 continue
             if name.endswith("_comparison_exp") or name.removesuffix("_args") in functions:
                 continue
-            if any(name == bool_arguments_enum(t, fn) for t in tables for fn in BOOL_PREDICATES):
+            if any(name == arguments_enum(t, fn) for t in tables for fn in AGG_PREDICATES):
                 continue
             assert any(
                 name.startswith(f"{table}_") and name[len(table) + 1 :] in TABLE_TYPE_SUFFIXES

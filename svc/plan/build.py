@@ -21,6 +21,7 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
 from svc.errors import SvcError
+from svc.ir.agg_predicates import AGG_PREDICATES
 from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
 from svc.ir.operators import CAST_OPERATOR, CASTS, GEO_TYPES, OPERATORS, Operand
 from svc.json_path import parse_json_path
@@ -260,47 +261,40 @@ class Planner:
                 items.extend(self._computed_exp(table.computed_field_map[key], sub))
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
-                items.extend(self._count_filter(rel, sub))
-                items.extend(self._bool_filters(rel, sub))
+                items.extend(self._aggregate_filter(rel, sub))
         return items[0] if len(items) == 1 else And(tuple(items))
 
-    def _count_filter(self, rel: Relationship, sub: Any) -> list[BoolExp]:
-        """`<rel>_aggregate: {count: {arguments, distinct, filter, predicate}}`
-        (`svc.schema.agg_bool_exp`); the role's filter on the target applies to what is
-        counted."""
-        count = self.reader.concrete((self.reader.concrete(sub) or {}).get("count"))
-        if not count:
-            return []
+    def _aggregate_filter(self, rel: Relationship, sub: Any) -> list[BoolExp]:
+        """`<rel>_aggregate: {<fn>: {arguments, distinct, filter, predicate}}`
+        (`svc.schema.agg_bool_exp`, `svc.ir.agg_predicates`): the aggregate of the related
+        rows the role's filter admits. Exactly one predicate, as the reference's parser
+        requires (400 `validation-failed` otherwise)."""
+        given = {
+            k: v
+            for k, v in (self.reader.concrete(sub) or {}).items()
+            if self.reader.concrete(v) is not None
+        }
+        if len(given) != 1:
+            raise SvcError("validation-failed", "exactly one predicate should be specified")
+        ((name, value),) = given.items()
+        fn = AGG_PREDICATES[name]
+        spec = self.reader.concrete(value)
         target = self._target(rel)
-        where = self._restricted(target, self.bool_exp(target, count.get("filter")))
-        columns = tuple(self.reader.concrete(count.get("arguments")) or ())
-        predicate = self._column_ops("count", "integer", count.get("predicate"))
-        distinct = bool(self.reader.concrete(count.get("distinct")))
-        return [
-            CountFilter(target.name, rel.mapping, where, columns, distinct, And(tuple(predicate)))
-        ]
-
-    def _bool_filters(self, rel: Relationship, sub: Any) -> list[BoolExp]:
-        """`<rel>_aggregate: {bool_and | bool_or: {arguments, distinct, filter,
-        predicate}}` (`svc.schema.agg_bool_exp`): the aggregate of one boolean column of
-        the related rows the role's filter admits."""
-        out: list[BoolExp] = []
-        given = self.reader.concrete(sub) or {}
-        for fn in ("bool_and", "bool_or"):
-            spec = self.reader.concrete(given.get(fn))
-            if not spec:
-                continue
-            target = self._target(rel)
-            where = self._restricted(target, self.bool_exp(target, spec.get("filter")))
-            column = str(self.reader.concrete(spec.get("arguments")))
-            predicate = self._column_ops("count", "boolean", spec.get("predicate"))
-            distinct = bool(self.reader.concrete(spec.get("distinct")))
-            out.append(
-                CountFilter(
-                    target.name, rel.mapping, where, (column,), distinct, And(tuple(predicate)), fn
-                )
-            )
-        return out
+        where = self._restricted(target, self.bool_exp(target, spec.get("filter")))
+        arguments = self.reader.concrete(spec.get("arguments"))
+        if fn.arg_type is None:
+            columns = tuple(str(self.reader.concrete(c)) for c in arguments or ())
+        elif fn.arg_names:
+            named = arguments or {}
+            columns = tuple(str(self.reader.concrete(named[a])) for a in fn.arg_names)
+        else:
+            columns = (str(arguments),)
+        predicate = self._column_ops("count", fn.returns, spec.get("predicate"))
+        distinct = bool(self.reader.concrete(spec.get("distinct")))
+        exp = CountFilter(
+            target.name, rel.mapping, where, columns, distinct, And(tuple(predicate)), fn.name
+        )
+        return [exp]
 
     def _computed_exp(self, cf: ComputedField, sub: Any) -> list[BoolExp]:
         call = self.computed_call(cf, None)

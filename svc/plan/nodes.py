@@ -165,9 +165,9 @@ class CountFilter:
     reference's `<table>_aggregate_bool_exp`): the rows of `table` joined by `mapping`
     and matching `where` are counted (`count(*)`, or the non-null values of `columns`,
     `distinct` ones when set) and `predicate` holds over that count, a row with one
-    column named `count`. `function` `bool_and` / `bool_or` (`<rel>_aggregate: {bool_and:
-    …}`) aggregates the one boolean column of `columns` instead (the row's column is
-    still named `count`)."""
+    column named `count`. Another `function` of `svc.ir.agg_predicates.AGG_PREDICATES`
+    (`<rel>_aggregate: {bool_and | avg | corr …: …}`) aggregates `columns` as its
+    arguments instead (the row's column is still named `count`)."""
 
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]

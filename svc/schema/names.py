@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from graphql import GraphQLNamedType
 
 from svc.errors import SvcError
+from svc.ir.agg_predicates import AGG_PREDICATES, arguments_enum
 from svc.ir.model import FunctionArg, Ir, RootFields, Table
 from svc.metadata.names import PLAIN_NAME, identifier_error
 
@@ -55,9 +56,6 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "aggregate_fields",
         "aggregate_order_by",
         "aggregate_bool_exp",  # svc/schema/agg_bool_exp.py
-        "aggregate_bool_exp_count",
-        "aggregate_bool_exp_bool_and",
-        "aggregate_bool_exp_bool_or",
         "mutation_response",
         "insert_input",
         "obj_rel_insert_input",
@@ -77,6 +75,8 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "stream_cursor_input",  # svc/schema/stream.py (on by default)
         "stream_cursor_value_input",
     }
+    | {f"aggregate_bool_exp_{fn}" for fn in AGG_PREDICATES}
+    | {f"aggregate_bool_exp_{fn.name}_arguments" for fn in AGG_PREDICATES.values() if fn.arg_names}
     | {f"{op}_fields" for op in ALL_AGG_OPS}
     | {f"{op}_order_by" for op in ALL_AGG_OPS}
 )
@@ -97,15 +97,6 @@ GLOBAL_TYPE_NAMES = frozenset(
         "geography_cast_exp",
     }
 )
-
-# `<rel>_aggregate` predicates over one boolean column (svc/schema/agg_bool_exp.py).
-BOOL_PREDICATES = ("bool_and", "bool_or")
-
-
-def bool_arguments_enum(table: str, fn: str) -> str:
-    """The enum of `fn`'s `arguments` for the table whose type is `table` (the reference's
-    `<t>_select_column_<t>_aggregate_bool_exp_<fn>_arguments_columns`)."""
-    return f"{table}_select_column_{table}_aggregate_bool_exp_{fn}_arguments_columns"
 
 
 plain = PLAIN_NAME.fullmatch  # `is_graphql_name` for strings
@@ -324,8 +315,8 @@ def _clash(names: _Names) -> str | None:
             return name
         if name.endswith("_comparison_exp") or name.endswith("_args"):
             return name  # a scalar's or a function's type, perhaps
-        if any(name == bool_arguments_enum(t, fn) for t in tables for fn in BOOL_PREDICATES):
-            return name  # another table's `bool_and`/`bool_or` arguments enum
+        if any(name == arguments_enum(t, fn) for t in tables for fn in AGG_PREDICATES):
+            return name  # another table's aggregation predicate arguments enum
         cut = name.find("_", 1)  # every split into a non-empty `x` and `_<suffix>`
         while cut != -1:
             if name[:cut] in tables and name[cut + 1 :] in TABLE_TYPE_SUFFIXES:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from svc.ir.agg_predicates import AGG_PREDICATES
 from svc.ir.operators import GEO_TYPES, OPERATORS, Form
 from svc.metadata.model import QualifiedName
 from svc.plan.nodes import (
@@ -50,8 +51,6 @@ from svc.plan.nodes import (
 
 MAX_IDENT = 63  # Postgres truncates longer identifiers
 D_WITHIN = OPERATORS["_st_d_within"].sql
-# The aggregate of a `CountFilter`, by its `function` (`<rel>_aggregate` predicates).
-AGGREGATE_PREDICATES = {"count": "count", "bool_and": "bool_and", "bool_or": "bool_or"}
 
 
 def ident(name: str) -> str:
@@ -183,16 +182,17 @@ class Renderer:
         raise TypeError(f"unknown boolean expression {exp!r}")
 
     def _count_filter(self, exp: CountFilter, alias: str) -> str:
-        """`EXISTS (SELECT 1 FROM (SELECT count(…) AS count FROM target WHERE join AND
-        where) AS c WHERE predicate)`: the predicate's comparisons read the count as a
-        column of the row `c`."""
+        """`EXISTS (SELECT 1 FROM (SELECT fn(…) AS count FROM target WHERE join AND
+        where) AS c WHERE predicate)`: the predicate's comparisons read the aggregate as a
+        column of the row `c`. `count` of several columns counts their row (one
+        argument); other functions take their columns as arguments (`corr(y, x)`)."""
         inner, counted = self.alias("_x"), self.alias("_c")
         cond = self.join_condition(exp.mapping, alias, inner)
         columns = ", ".join(f"{inner}.{ident(c)}" for c in exp.columns)
-        if len(exp.columns) > 1:
+        function = AGG_PREDICATES[exp.function].name  # a fixed name, never the request's
+        if function == "count" and len(exp.columns) > 1:
             columns = f"({columns})"
         value = f"{'DISTINCT ' if exp.distinct else ''}{columns}" if columns else "*"
-        function = AGGREGATE_PREDICATES[exp.function]  # a fixed name, never the request's
         return (
             f"EXISTS (SELECT 1 FROM (SELECT {function}({value}) AS {ident('count')} "
             f"FROM {qualified(exp.table)} AS {inner} "
