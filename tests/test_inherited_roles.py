@@ -298,6 +298,16 @@ def test_write_permissions_inherited_when_parents_agree(srv: ServerProcess) -> N
             headers={"X-Svc-Role": "both"},
         )
         assert gone["errors"][0]["extensions"]["code"] == "validation-failed"
+        # `replace_metadata` without `allow_inconsistent_metadata` refuses it (the
+        # reference's `buildSchemaCacheStrict`: 400 `unexpected`, each in `internal`)
+        exported = q(srv, "export_metadata", {}).json()
+        strict = q(srv, "replace_metadata", exported)
+        assert strict.status_code == 400, strict.text
+        assert strict.json()["code"] == "unexpected"
+        assert strict.json()["error"] == "cannot continue due to inconsistent metadata"
+        assert strict.json()["internal"] == conflict
+        lenient = {"metadata": exported, "allow_inconsistent_metadata": True}
+        assert q(srv, "replace_metadata", lenient).status_code == 200
         own = {**perm, "role": "both", "permission": {"columns": ["id"], "check": {}}}
         assert q(srv, "pg_create_insert_permission", own).status_code == 200
         assert q(srv, "get_inconsistent_metadata", {}).json()["is_consistent"]

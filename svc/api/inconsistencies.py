@@ -15,8 +15,9 @@ import asyncio
 from typing import Any
 
 from svc.api.op_context import Context
-from svc.errors import SvcError
+from svc.errors import ErrorCode, SvcError
 from svc.ir import Inconsistency, Ir
+from svc.ir.inherited import InheritedConflict
 from svc.metadata.model import Metadata
 from svc.schema.role_schema import all_issues, known_issues
 
@@ -50,3 +51,18 @@ async def refuse_new_role_issues(ctx: Context, before_ir: Ir, before_md: Metadat
         if issue.key not in old:
             internal = [{**issue.to_json(), "name": issue.name}]
             raise SvcError(issue.code, issue.reason, path="$.args", internal=internal)
+
+
+def refuse_inherited_conflicts(ctx: Context) -> None:
+    """`replace_metadata` without `allow_inconsistent_metadata`: an inherited role whose
+    parents conflict refuses the document (400 `unexpected` "cannot continue due to
+    inconsistent metadata", each in `internal`), as the reference's
+    `buildSchemaCacheStrict` does; other metadata changes only list it."""
+    conflicts = [i.to_json() for i in ctx.ir.inconsistencies if isinstance(i, InheritedConflict)]
+    if conflicts:
+        raise SvcError(
+            ErrorCode.UNEXPECTED,
+            "cannot continue due to inconsistent metadata",
+            path="$.args",
+            internal=conflicts,
+        )

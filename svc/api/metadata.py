@@ -276,6 +276,7 @@ async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
     ctx.commit(md, on_new="keep" if keep else "error")
     if keep:
         return inconsistencies.answer(await inconsistencies.listed(ctx))
+    inconsistencies.refuse_inherited_conflicts(ctx)
     await inconsistencies.refuse_new_role_issues(ctx, before_ir, before_md)
     return SUCCESS
 
