@@ -55,6 +55,7 @@ from svc.plan.nodes import (
     OrderKey,
     Param,
     QueryPlan,
+    Redacted,
     RelField,
     RootField,
     Rows,
@@ -182,6 +183,18 @@ class Planner:
         rule = self.view.table(table.name).filter
         return TRUE if rule is None else filter_exp(self.tables, table, rule)
 
+    def redact(
+        self, table: Table, column: str | FnCall, name: str | None = None
+    ) -> str | FnCall | Redacted:
+        """`column` of `table` (a computed field's call: `name` its field name) as the
+        role reads it: redacted when an inherited role shows it in some rows only
+        (`TableAccess.cases`, `Redacted`), else itself."""
+        cases = self.view.table(table.name).cases
+        rule = cases.get(name or str(column)) if cases else None
+        if rule is None:
+            return column
+        return Redacted(column, filter_exp(self.tables, table, rule))
+
     def _restricted(self, table: Table, where: BoolExp) -> BoolExp:
         check = self.permission_filter(table)
         if check == TRUE:
@@ -201,7 +214,7 @@ class Planner:
             order,
             self._window(args.get("limit"), "limit"),
             self._window(args.get("offset"), "offset"),
-            distinct,
+            tuple(self.redact(table, c) for c in distinct),
             cap,
             function,
         )
@@ -220,7 +233,7 @@ class Planner:
         return Param(Const(value), "integer")
 
     def _check_distinct(self, distinct: tuple[str, ...], order: tuple[OrderKey, ...]) -> None:
-        leading = [k.leaf for k in order[: len(distinct)] if not k.path]
+        leading = [_plain(k.leaf) for k in order[: len(distinct)] if not k.path]
         if order and set(leading) != set(distinct):
             raise SvcError(
                 "validation-failed",
@@ -251,14 +264,14 @@ class Planner:
                     items.append(Not(self.bool_exp(table, sub)))
             elif key in by_gql:
                 col = by_gql[key]
-                items.extend(self._column_ops(col.name, col.pg_type, sub))
+                items.extend(self._column_ops(self.redact(table, col.name), col.pg_type, sub))
             elif key in table.relationship_map:
                 rel = table.relationship_map[key]
                 target = self._target(rel)
                 inner = self._restricted(target, self.bool_exp(target, sub))
                 items.append(Exists(target.name, rel.mapping, inner))
             elif key in table.computed_field_map:
-                items.extend(self._computed_exp(table.computed_field_map[key], sub))
+                items.extend(self._computed_exp(table, table.computed_field_map[key], sub))
             elif key.endswith("_aggregate") and key[: -len("_aggregate")] in table.relationship_map:
                 rel = table.relationship_map[key[: -len("_aggregate")]]
                 items.extend(self._aggregate_filter(rel, sub))
@@ -283,12 +296,13 @@ class Planner:
         where = self._restricted(target, self.bool_exp(target, spec.get("filter")))
         arguments = self.reader.concrete(spec.get("arguments"))
         if fn.arg_type is None:
-            columns = tuple(str(self.reader.concrete(c)) for c in arguments or ())
+            names = tuple(str(self.reader.concrete(c)) for c in arguments or ())
         elif fn.arg_names:
             named = arguments or {}
-            columns = tuple(str(self.reader.concrete(named[a])) for a in fn.arg_names)
+            names = tuple(str(self.reader.concrete(named[a])) for a in fn.arg_names)
         else:
-            columns = (str(arguments),)
+            names = (str(arguments),)
+        columns = tuple(self.redact(target, c) for c in names)
         predicate = self._column_ops("count", fn.returns, spec.get("predicate"))
         distinct = bool(self.reader.concrete(spec.get("distinct")))
         exp = CountFilter(
@@ -296,10 +310,10 @@ class Planner:
         )
         return [exp]
 
-    def _computed_exp(self, cf: ComputedField, sub: Any) -> list[BoolExp]:
+    def _computed_exp(self, table: Table, cf: ComputedField, sub: Any) -> list[BoolExp]:
         call = self.computed_call(cf, None)
         if cf.returns_table is None:
-            return self._column_ops(call, cf.pg_type or "text", sub)
+            return self._column_ops(self.redact(table, call, cf.name), cf.pg_type or "text", sub)
         target = self.tables[cf.returns_table]
         inner = self._restricted(target, self.bool_exp(target, sub))
         return [Exists(target.name, (), inner, call)]
@@ -364,11 +378,11 @@ class Planner:
             if sub is None:
                 continue
             if key in by_gql:
-                keys.append(_key(path, by_gql[key].name, sub))
+                keys.append(_key(path, self.redact(table, by_gql[key].name), sub))
             elif key in table.computed_field_map:
-                keys.append(
-                    _key(path, self.computed_call(table.computed_field_map[key], None), sub)
-                )
+                cf = table.computed_field_map[key]
+                call = self.computed_call(cf, None)
+                keys.append(_key(path, self.redact(table, call, cf.name), sub))
             elif (
                 key.endswith("_aggregate") and key[: -len("_aggregate")] in table.computed_field_map
             ):
@@ -409,7 +423,8 @@ class Planner:
                 direction = self.reader.concrete(direction)
                 if direction is None:
                     continue
-                leaf = AggLeaf(target.name, mapping, op, tcols[col_name].name, function, where)
+                column = self.redact(target, tcols[col_name].name)
+                leaf = AggLeaf(target.name, mapping, op, column, function, where)
                 keys.append(_key(path, leaf, direction))
         return keys
 
@@ -511,13 +526,15 @@ class Planner:
             sub_field = fields_type.fields[name]
             if name == "count":
                 args = self._args(sub_field, sub_nodes[0])
-                cols = tuple(self.reader.concrete(args.get("columns")) or ())
+                cols = tuple(
+                    self.redact(table, c) for c in self.reader.concrete(args.get("columns")) or ()
+                )
                 items.append(
                     (alias, AggCount(cols, bool(self.reader.concrete(args.get("distinct")))))
                 )
                 continue
             op_type = get_named_type(sub_field.type)
-            cols_out: list[tuple[str, str, bool]] = []
+            cols_out: list[tuple[str, Compared, bool]] = []
             for col_alias, col_nodes in self._sub(sub_field, sub_nodes).items():
                 col_name = col_nodes[0].name.value
                 if col_name == "__typename":
@@ -527,7 +544,7 @@ class Planner:
                 assert info.column is not None
                 # Hasura stringifies by the source column's type, whatever the operator.
                 as_text = self.stringify and info.column.stringifiable
-                cols_out.append((col_alias, info.column.name, as_text))
+                cols_out.append((col_alias, self.redact(table, info.column.name), as_text))
             items.append((alias, AggOp(name, tuple(cols_out), op_type.name)))
         return AggAggregate(tuple(items))
 
@@ -546,7 +563,14 @@ def aggregate_of(
     return Aggregate(replace(rows, limit_cap=None), fields, cap)
 
 
-def _key(path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall, direction: Any) -> OrderKey:
+def _plain(leaf: Any) -> Any:
+    """An order leaf without its redaction (what `distinct_on` names)."""
+    return leaf.column if isinstance(leaf, Redacted) else leaf
+
+
+def _key(
+    path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall | Redacted, direction: Any
+) -> OrderKey:
     descending, nulls_first = ORDER_DIRECTIONS[direction or "asc"]
     return OrderKey(path, leaf, descending, nulls_first)
 

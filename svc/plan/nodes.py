@@ -82,8 +82,21 @@ class Cast:
     pg_type: str
 
 
-# What a comparison reads: a column name, a scalar computed field's call, or either cast.
-Compared = str | FnCall | Cast
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """An inherited role's column or scalar computed field as that role may read it: the
+    value in the rows `case` admits (those of a parent granting it), `null` elsewhere —
+    `CASE WHEN case THEN column ELSE NULL END`. Whatever the role's request reads it
+    through (`where`, `order_by`, `distinct_on`, aggregates, aggregation predicates) sees
+    this value, as the reference's redaction expressions (`ColumnRedactionSpec`)."""
+
+    column: str | FnCall
+    case: BoolExp
+
+
+# What a comparison reads: a column name, a scalar computed field's call, either cast,
+# or either redacted.
+Compared = str | FnCall | Cast | Redacted
 
 # -- boolean expressions --------------------------------------------------------------
 
@@ -172,7 +185,7 @@ class CountFilter:
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]
     where: BoolExp
-    columns: tuple[str, ...]
+    columns: tuple[Compared, ...]
     distinct: bool
     predicate: BoolExp
     function: str = "count"
@@ -201,7 +214,7 @@ class AggLeaf:
     table: QualifiedName
     mapping: tuple[tuple[str, str], ...]
     op: str
-    column: str | None
+    column: Compared | None
     function: FnCall | None = None  # a `SETOF` computed field instead of a relationship
     where: BoolExp = TRUE  # the role's filter on the target: only visible rows count
 
@@ -211,7 +224,7 @@ class OrderKey:
     """One `ORDER BY` item: follow `path`, then a column or an aggregate."""
 
     path: tuple[Hop, ...]
-    leaf: str | AggLeaf | FnCall
+    leaf: str | AggLeaf | FnCall | Redacted
     descending: bool
     nulls_first: bool
 
@@ -264,7 +277,7 @@ class Rows:
     order_by: tuple[OrderKey, ...] = ()
     limit: Param | None = None
     offset: Param | None = None
-    distinct_on: tuple[str, ...] = ()
+    distinct_on: tuple[Compared, ...] = ()
     limit_cap: int | None = None  # a permission's row limit
     function: FnCall | None = None  # rows of a function call (tracked function, computed field)
 
@@ -282,7 +295,7 @@ class Select:
 class AggCount:
     """`count`, optionally over `columns`, optionally `distinct`."""
 
-    columns: tuple[str, ...] = ()
+    columns: tuple[Compared, ...] = ()
     distinct: bool = False
 
 
@@ -291,7 +304,8 @@ class AggOp:
     """`<op> { col … }`: one JSON object of `op(column)` values."""
 
     op: str
-    columns: tuple[tuple[str, str, bool], ...]  # (alias, column or "" for __typename, as_text)
+    # (alias, column or "" for __typename, as_text)
+    columns: tuple[tuple[str, Compared, bool], ...]
     typename: str = ""
 
 

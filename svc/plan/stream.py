@@ -65,8 +65,11 @@ def plan_stream(
     expected" (no cursor, several cursors or several columns), a null initial value, a
     negative `batch_size` literal ("unexpected negative value for batch_size")."""
     cursor = _cursor(planner, table, args.get("cursor"))
+    # an inherited role's redacted cursor column: rows it shows as null are skipped, as
+    # the reference's `ColumnRedactionSpec` streams
+    read = planner.redact(table, cursor.column)
     after = Compare(
-        cursor.column,
+        read,
         "_lt" if cursor.descending else "_gt",
         Param(CursorRef(cursor.column), cursor.pg_type),
     )
@@ -76,7 +79,7 @@ def plan_stream(
     rows = Rows(
         table.name,
         where,
-        (OrderKey((), cursor.column, desc, desc),),
+        (OrderKey((), read, desc, desc),),
         planner._window(args.get("batch_size"), "batch_size"),
         limit_cap=planner.view.table(table.name).limit,
     )

@@ -42,6 +42,7 @@ from svc.plan.nodes import (
     OrderKey,
     Param,
     QueryPlan,
+    Redacted,
     RelField,
     RowArg,
     Rows,
@@ -126,10 +127,14 @@ class Renderer:
         return f"{qualified(fn.function)}({', '.join(args)})"
 
     def column_expr(self, column: Compared, alias: str) -> str:
-        """A column of the row `alias`, a scalar computed field's call on it, or either
-        cast (`_cast`: the type is one of `svc.ir.operators.CASTS`, never the request's)."""
+        """A column of the row `alias`, a scalar computed field's call on it, either cast
+        (`_cast`: the type is one of `svc.ir.operators.CASTS`, never the request's), or
+        either redacted for an inherited role (`Redacted`)."""
         if isinstance(column, Cast):
             return f"({self.column_expr(column.column, alias)})::{column.pg_type}"
+        if isinstance(column, Redacted):
+            value = self.column_expr(column.column, alias)
+            return f"CASE WHEN {self.bool_exp(column.case, alias)} THEN {value} ELSE NULL END"
         if isinstance(column, FnCall):
             return self.call(column, alias)
         return f"{alias}.{ident(column)}"
@@ -188,7 +193,7 @@ class Renderer:
         argument); other functions take their columns as arguments (`corr(y, x)`)."""
         inner, counted = self.alias("_x"), self.alias("_c")
         cond = self.join_condition(exp.mapping, alias, inner)
-        columns = ", ".join(f"{inner}.{ident(c)}" for c in exp.columns)
+        columns = ", ".join(self.column_expr(c, inner) for c in exp.columns)
         function = AGG_PREDICATES[exp.function].name  # a fixed name, never the request's
         if function == "count" and len(exp.columns) > 1:
             columns = f"({columns})"
@@ -229,7 +234,9 @@ class Renderer:
         """The value a key orders by, for the row named `alias`."""
         return self._path_expr(key.path, key.leaf, alias)
 
-    def _path_expr(self, path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall, alias: str) -> str:
+    def _path_expr(
+        self, path: tuple[Hop, ...], leaf: str | AggLeaf | FnCall | Redacted, alias: str
+    ) -> str:
         if path:
             hop = path[0]
             inner = self.alias("_o")
@@ -238,13 +245,17 @@ class Renderer:
                 cond = f"({cond}) AND ({self.bool_exp(hop.where, inner)})"
             value = self._path_expr(path[1:], leaf, inner)
             return f"(SELECT {value} FROM {qualified(hop.table)} AS {inner} WHERE {cond} LIMIT 1)"
-        if isinstance(leaf, str | FnCall):
+        if isinstance(leaf, str | FnCall | Redacted):
             return self.column_expr(leaf, alias)
         inner = self.alias("_a")
         cond = self.join_condition(leaf.mapping, alias, inner)
         if leaf.where != TRUE:
             cond = f"({cond}) AND ({self.bool_exp(leaf.where, inner)})"
-        agg = "count(*)" if leaf.op == "count" else f"{leaf.op}({inner}.{ident(leaf.column or '')})"
+        agg = (
+            "count(*)"
+            if leaf.op == "count" or leaf.column is None
+            else f"{leaf.op}({self.column_expr(leaf.column, inner)})"
+        )
         source = self.source(leaf.table, leaf.function, alias)
         return f"(SELECT {agg} FROM {source} AS {inner} WHERE {cond})"
 
@@ -277,8 +288,11 @@ class Renderer:
         extra: list[str] = []
         inner_order: list[str] = []
         outer_order: list[str] = []
+        plain: list[tuple[object, str]] = []  # (leaf, its SQL) of keys without a path
         for i, key in enumerate(rows.order_by):
             expr = self.order_expr(key, t)
+            if not key.path:
+                plain.append((key.leaf, expr))
             direction = self.direction(key)
             inner_order.append(f"{expr} {direction}")
             if not key.path and isinstance(key.leaf, str):
@@ -289,11 +303,14 @@ class Renderer:
                 outer_order.append(f"{alias}.{name} {direction}")
         distinct = ""
         if rows.distinct_on:
-            cols = ", ".join(f"{t}.{ident(c)}" for c in rows.distinct_on)
-            distinct = f"DISTINCT ON ({cols}) "
-            inner_order = [f"{t}.{ident(c)}" for c in rows.distinct_on if not rows.order_by] + (
-                inner_order
-            )
+            # the very text of the matching `ORDER BY` item: Postgres compares expressions,
+            # and a redacted column rendered twice would differ in its parameters
+            exprs = [
+                next((e for leaf, e in plain if leaf == c), None) or self.column_expr(c, t)
+                for c in rows.distinct_on
+            ]
+            distinct = f"DISTINCT ON ({', '.join(exprs)}) "
+            inner_order = (exprs if not rows.order_by else []) + inner_order
         if with_row:
             extra.append(f"{t} AS {ident('_row')}")
             self.row_refs[alias] = f"{alias}.{ident('_row')}"
@@ -481,23 +498,21 @@ class Renderer:
             parts.append(f"{literal(name)}, {value}")
         return f"json_build_object({', '.join(parts)})"
 
-    @staticmethod
-    def _count(agg: AggCount, b: str) -> str:
+    def _count(self, agg: AggCount, b: str) -> str:
         if not agg.columns:
             return "count(*)"
-        cols = ", ".join(f"{b}.{ident(c)}" for c in agg.columns)
+        cols = ", ".join(self.column_expr(c, b) for c in agg.columns)
         if len(agg.columns) > 1:
             cols = f"({cols})"
         return f"count({'DISTINCT ' if agg.distinct else ''}{cols})"
 
-    @staticmethod
-    def _agg_op(agg: AggOp, b: str) -> str:
+    def _agg_op(self, agg: AggOp, b: str) -> str:
         parts: list[str] = []
         for name, column, as_text in agg.columns:
             if not column:
                 value = literal(agg.typename)
             else:
-                value = f"{agg.op}({b}.{ident(column)})"
+                value = f"{agg.op}({self.column_expr(column, b)})"
                 if as_text:
                     value = f"({value})::text"
             parts.append(f"{literal(name)}, {value}")

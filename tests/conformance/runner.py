@@ -67,6 +67,20 @@ PASS = "pass"
 SCENARIOS = "scenarios"
 """Directories of scenario files (`<area>/scenarios/*.yaml`), skipped by the case runner."""
 SCENARIO_ID = "::"
+
+# Baseline cases the reference itself has since changed: svc follows the newer behaviour,
+# and each must fail exactly as the newer reference answers (the expected failure text),
+# as a strict xfail would (`test_conformance.test_superseded_cases_fail_as_the_newer_reference`).
+SUPERSEDED: dict[str, tuple[str, str]] = {
+    "graphql_query/permissions/inherited_roles/basic_inherited_roles.yaml#3": (
+        "expected 25430, got 10000",
+        "the corpus (reference commit 4c0d9e4) sums a salary the inherited role sees as null "
+        "in employee 4's row; the reference now redacts aggregation inputs "
+        "(server/lib/api-tests/src/Test/Auth/Authorization/InheritedRoles/"
+        "ColumnRedactionSpec.hs, 'Check redaction of column input values to aggregation "
+        "functions'), so the sum is only the visible 10000",
+    ),
+}
 """Baseline ids of scenario tests are `<file>::<test>`."""
 
 SETUP_NAMES = frozenset(
@@ -776,6 +790,8 @@ def missing_from_baseline(run: RunResult, baseline: list[str]) -> Iterator[tuple
     for case_id in baseline:
         if SCENARIO_ID in case_id or not _selected(case_id.rsplit("/", 1)[0]):
             continue
+        if case_id in SUPERSEDED:
+            continue  # checked against the newer reference instead
         result = run.results.get(case_id, "not found in the corpus")
         if result != PASS:
             yield case_id, result

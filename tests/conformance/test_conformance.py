@@ -14,6 +14,7 @@ from tests.conformance.runner import (
     CORPUS,
     LAST_RUN_PATH,
     SKIP_REASON,
+    SUPERSEDED,
     UPDATE_BASELINE_ENV,
     RunResult,
     compare_body,
@@ -40,6 +41,17 @@ def test_baseline_cases_pass(conformance_run: RunResult) -> None:
     assert not missing, f"{len(missing)} baseline case(s) no longer pass:\n" + "\n".join(
         f"  {case_id}: {reason}" for case_id, reason in missing
     )
+
+
+def test_superseded_cases_fail_as_the_newer_reference(conformance_run: RunResult) -> None:
+    """Each baseline case the reference has since changed (`runner.SUPERSEDED`) fails
+    with exactly the difference the newer reference's answer makes; a pass, or another
+    failure, is an error."""
+    for case_id, (difference, reason) in SUPERSEDED.items():
+        if case_id not in conformance_run.results:
+            continue  # its directory is not run (`SVC_CONFORMANCE_ONLY`)
+        result = conformance_run.results[case_id]
+        assert difference in result, f"{case_id}: {result!r}, expected {difference!r} ({reason})"
 
 
 def test_every_directory_reported(conformance_run: RunResult) -> None:
