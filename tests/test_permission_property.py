@@ -278,6 +278,22 @@ PERMS: dict[str, dict[str, Perm]] = {
             sql="t.is_published",
         ),
     },
+    # A parent of `member` (below) that sees rows `user` does not: articles by their
+    # internal score (unpublished ones of other authors too), authors by karma.
+    "editor": {
+        "author": Perm(
+            ("id", "name", "secret_note"),
+            {"karma": {"_gte": 12}},
+            aggregations=True,
+            sql="t.karma >= 12",
+        ),
+        "article": Perm(
+            ("id", "title", "author_id", "internal_score"),
+            {"internal_score": {"_gte": 50}},
+            aggregations=True,
+            sql="t.internal_score >= 50",
+        ),
+    },
     # Text and list session variables (the injection corpus goes through both).
     "named": {
         "author": Perm(
@@ -292,6 +308,42 @@ PERMS: dict[str, dict[str, Perm]] = {
         ),
     },
 }
+# Inherited roles (Hasura's `inherited_roles`): `member` is made of `user` and `editor`.
+# The oracle gives it the combination `svc.ir.inherited` documents (rows either parent
+# sees, columns either grants, the largest limit, aggregations if either allows them) and
+# reads a column only one parent grants as null in the rows that parent does not see —
+# wherever the request reads it (`CASES`, `role_rows`; the reference's column redaction).
+INHERITED: dict[str, tuple[str, ...]] = {"member": ("user", "editor")}
+
+
+def _combined(parents: tuple[str, ...]) -> dict[str, Perm]:
+    out: dict[str, Perm] = {}
+    for table, kinds in COLUMN_KINDS.items():
+        perms = [PERMS[p][table] for p in parents if table in PERMS[p]]
+        if not perms:
+            continue
+        limits = [p.limit for p in perms if p.limit is not None]
+        out[table] = Perm(
+            tuple(c for c in kinds if any(c in p.columns for p in perms)),
+            {"_or": [p.filter for p in perms]},
+            aggregations=any(p.aggregations for p in perms),
+            limit=max(limits) if limits else None,
+            sql=" or ".join(f"({p.sql})" for p in perms),
+        )
+    return out
+
+
+# inherited role -> table -> column shown in some rows only -> the parents granting it
+CASES: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
+for _role, _parents in INHERITED.items():
+    PERMS[_role] = _combined(_parents)
+    for _table, _perm in PERMS[_role].items():
+        _with = [p for p in _parents if _table in PERMS[p]]
+        for _column in _perm.columns:
+            _granting = tuple(p for p in _with if _column in PERMS[p][_table].columns)
+            if len(_granting) < len(_with):
+                CASES.setdefault(_role, {}).setdefault(_table, {})[_column] = _granting
+
 # Session user ids hypothesis picks from: authors with published articles, with only
 # unpublished ones (21-26), with none (27-30), and ids that match no author.
 USER_IDS = ["1", "2", "3", "7", "13", "20", "21", "24", "26", "27", "30", "999", "-5", "0"]
@@ -374,7 +426,7 @@ class Env:
 def _perm_args(role: str, session: dict[str, str]) -> list[str | None]:
     if role == "named":
         return [session.get("x-svc-author-name"), session.get("x-svc-allowed-ids")]
-    if role == "user":
+    if role in ("user", "member"):
         return [session.get("x-svc-user-id")]
     return []
 
@@ -397,6 +449,8 @@ def _metadata_steps() -> list[dict[str, Any]]:
                 }
             )
     for role, tables in PERMS.items():
+        if role in INHERITED:
+            continue
         for table, perm in tables.items():
             permission: dict[str, Any] = {
                 "columns": list(perm.columns),
@@ -411,6 +465,10 @@ def _metadata_steps() -> list[dict[str, Any]]:
                     "args": {"table": table, "role": role, "permission": permission},
                 }
             )
+    for role, parents in INHERITED.items():
+        steps.append(
+            {"type": "add_inherited_role", "args": {"role_name": role, "role_set": list(parents)}}
+        )
     return steps
 
 
@@ -718,7 +776,7 @@ def request(draw: st.DrawFn, role: str) -> tuple[tuple[Any, ...], dict[str, str]
     roots = (draw(root_field(role)),)
     if chance(draw, 4):
         roots += (draw(root_field(role)),)
-    session = {"x-svc-user-id": draw(pick(tuple(USER_IDS)))} if role == "user" else {}
+    session = {"x-svc-user-id": draw(pick(tuple(USER_IDS)))} if role in ("user", "member") else {}
     return roots, session
 
 
@@ -943,11 +1001,31 @@ class Leak(AssertionError):
     """A row, column or value the role may not see reached the answer."""
 
 
+def role_rows(env: Env, role: str, session: dict[str, str]) -> dict[str, dict[int, dict[str, Any]]]:
+    """The rows as `role` reads them: for an inherited role, a column only some parents
+    grant is null in the rows none of those parents sees (`CASES`); else the data."""
+    cases = CASES.get(role)
+    if not cases:
+        return ROWS
+    out = dict(ROWS)
+    for table, columns in cases.items():
+        seen = {
+            c: frozenset().union(*(env.permitted(p, session)[table] for p in g))
+            for c, g in columns.items()
+        }
+        out[table] = {
+            i: {k: (None if k in seen and i not in seen[k] else v) for k, v in row.items()}
+            for i, row in ROWS[table].items()
+        }
+    return out
+
+
 @dataclass
 class Checker:
     role: str
     perm: dict[str, frozenset[int]]  # permitted ids per table (from Postgres)
     context: str  # query text and session, for messages
+    view: dict[str, dict[int, dict[str, Any]]] = field(default_factory=lambda: ROWS)
 
     def fail(self, path: str, message: str, *, leak: bool = False) -> None:
         kind = Leak if leak else AssertionError
@@ -968,7 +1046,7 @@ class Checker:
         if kind == "rel":
             target = RELS[table][w[1]].target
             return any(
-                t in self.perm[target] and self.holds(target, w[2], ROWS[target][t]) is True
+                t in self.perm[target] and self.holds(target, w[2], self.view[target][t]) is True
                 for t in related(table, w[1], row)
             )
         return _and3([compare(op, row[w[1]], operand) for op, operand, _ in w[2]])
@@ -978,7 +1056,7 @@ class Checker:
         return [
             i
             for i in candidates
-            if i in self.perm[table] and self.holds(table, where, ROWS[table][i]) is True
+            if i in self.perm[table] and self.holds(table, where, self.view[table][i]) is True
         ]
 
     # -- answers ------------------------------------------------------------------------
@@ -994,9 +1072,9 @@ class Checker:
                 self.fail(alias, f"{table}_by_pk({key}) missed a permitted row")
             self.obj(alias, table, root[3], got, key)
         elif kind == "list":
-            self.rows(alias, table, root[2], root[3], got, list(ROWS[table]))
+            self.rows(alias, table, root[2], root[3], got, list(self.view[table]))
         else:
-            self.agg(alias, table, root[2], root[3], got, list(ROWS[table]))
+            self.agg(alias, table, root[2], root[3], got, list(self.view[table]))
 
     def ids_in(
         self, path: str, table: str, args: dict[str, Any], got: list[Any], candidates: list[int]
@@ -1021,10 +1099,10 @@ class Checker:
         cap = PERMS[self.role][table].limit
         distinct = args.get("distinct_on")
         if distinct:
-            keys = [tuple(ROWS[table][i][c] for c in distinct) for i in ids]
+            keys = [tuple(self.view[table][i][c] for c in distinct) for i in ids]
             if len(set(keys)) != len(keys):
                 self.fail(path, f"distinct_on {distinct} repeated a key: {keys}")
-            groups = {tuple(ROWS[table][i][c] for c in distinct) for i in expected}
+            groups = {tuple(self.view[table][i][c] for c in distinct) for i in expected}
             n = len(groups)
         else:
             groups, n = set(), len(expected)
@@ -1048,7 +1126,7 @@ class Checker:
         descending, nulls_first = ORDER[direction]
 
         def rank(i: int) -> tuple[int, int]:
-            v = ROWS[table][i][column]
+            v = self.view[table][i][column]
             if v is None:
                 return (0, 0) if nulls_first else (2, 0)
             return (1, -int(v) if descending else int(v))
@@ -1071,7 +1149,8 @@ class Checker:
             self.obj(f"{path}[{i}]", table, sel, obj, row_id)
 
     def obj(self, path: str, table: str, sel: tuple[Any, ...], got: Any, row_id: int) -> None:
-        row = ROWS[table][row_id]
+        row = self.view[table][row_id]
+        raw = ROWS[table][row_id]  # join keys are read unredacted, as svc and the reference do
         keys = {f[1] + ("_aggregate" if f[0] == "arragg" else "") for f in sel}
         if not isinstance(got, dict) or set(got) != keys:
             extra = set(got) - keys if isinstance(got, dict) else got
@@ -1088,7 +1167,7 @@ class Checker:
                     )
                 continue
             target = RELS[table][name].target
-            reached = related(table, name, row)
+            reached = related(table, name, raw)
             if kind == "obj":
                 visible = [t for t in reached if t in self.perm[target]]
                 value = got[name]
@@ -1143,7 +1222,7 @@ class Checker:
             self.fail(path, f"aggregate fields {aggregate!r}, not {names}", leak=True)
         if "distinct_on" in args:
             size = window(
-                len({tuple(ROWS[table][i][c] for c in args["distinct_on"]) for i in expected}),
+                len({tuple(self.view[table][i][c] for c in args["distinct_on"]) for i in expected}),
                 args,
                 cap,
             )
@@ -1182,7 +1261,9 @@ class Checker:
         if column is None:
             want = len(rows)
         else:
-            values = [ROWS[table][i][column] for i in rows if ROWS[table][i][column] is not None]
+            values = [
+                self.view[table][i][column] for i in rows if self.view[table][i][column] is not None
+            ]
             want = len(set(values)) if distinct else len(values)
         if got != want:
             self.fail(
@@ -1200,7 +1281,9 @@ class Checker:
         expected: list[int],
     ) -> None:
         if rows is not None:
-            values = [ROWS[table][i][column] for i in rows if ROWS[table][i][column] is not None]
+            values = [
+                self.view[table][i][column] for i in rows if self.view[table][i][column] is not None
+            ]
             if not values:
                 if got is not None:
                     self.fail(path, f"{op} over no values is {got!r}, not null")
@@ -1217,7 +1300,9 @@ class Checker:
                 self.fail(path, f"{op}({column}) = {got!r} over {table} {sorted(rows)}", leak=True)
             return
         # A window without nodes: only bounds over the permitted, matching rows.
-        values = [ROWS[table][i][column] for i in expected if ROWS[table][i][column] is not None]
+        values = [
+            self.view[table][i][column] for i in expected if self.view[table][i][column] is not None
+        ]
         if got is None:
             return
         if op in ("max", "min"):
@@ -1236,7 +1321,7 @@ def check_answer(env: Env, role: str, roots: tuple[Any, ...], session: dict[str,
     context = f"{query}\n  variables {json.dumps(variables)}\n  session {session}"
     if "errors" in answer or "data" not in answer:
         raise AssertionError(f"unexpected error {answer}\n  {context}")
-    checker = Checker(role, env.permitted(role, session), context)
+    checker = Checker(role, env.permitted(role, session), context, role_rows(env, role, session))
     data = answer["data"]
     if set(data) != {f"r{i}" for i in range(len(roots))}:
         raise AssertionError(f"root keys {set(data)}\n  {context}")
@@ -1271,6 +1356,18 @@ def test_user_sees_only_permitted_rows_and_columns(env: Env, req: Any) -> None:
 def test_anonymous_sees_only_permitted_rows_and_columns(env: Env, req: Any) -> None:
     roots, session = req
     check_answer(env, "anonymous", roots, session)
+
+
+@settings(PROPERTY, max_examples=400)
+@given(req=request("member"))
+def test_inherited_role_sees_the_union_with_cells_redacted(env: Env, req: Any) -> None:
+    """`member` (= user + editor): the union of its parents' rows and columns, and in
+    each row a column one parent grants (`user`: `karma`, `body`, `rating`…; `editor`:
+    `secret_note`, `internal_score`) shown only where that parent sees the row — and
+    read as null there by `where`, `order_by`, `distinct_on` and aggregates too (the
+    reference's `ColumnRedactionSpec`)."""
+    roots, session = req
+    check_answer(env, "member", roots, session)
 
 
 # -- what each role's schema exposes --------------------------------------------------------
