@@ -1,9 +1,11 @@
 """Select permissions hold under generated queries (issue 4, acceptance).
 
-A fixture schema (`author`, `article`, `comment`, with object and array relationships both
-ways) carries select permissions for the roles `user` (rows through the session variable
-`X-Svc-User-Id`, a relationship filter, aggregates allowed) and `anonymous` (published rows
-only, fewer columns, no aggregates, a row limit, no access to `comment`). Hypothesis writes
+A fixture schema (`author`, `article` with a `text[]` column, `comment`, with object and
+array relationships both ways) carries select permissions for the roles `user` (rows
+through the session variable `X-Svc-User-Id`, a relationship filter, aggregates allowed,
+the array column: `_eq`, `_contains`, `_contained_in`, …) and `anonymous` (published rows
+only, fewer columns, no aggregates, a row limit, no access to `comment`); `editor` and
+the inherited role `member` (= user + editor, cells redacted) are described below. Hypothesis writes
 queries over exactly what each role can see (root lists, `_by_pk`, `_aggregate`, nested
 object and array relationships and their aggregates, `where` with `_and`/`_or`/`_not`,
 comparison operators and relationship filters, `order_by`, `limit`, `offset`,
@@ -55,7 +57,7 @@ create table author (
 create table article (
   id int primary key, title text not null, body text,
   author_id int not null references author(id), is_published boolean not null,
-  rating int, internal_score int
+  rating int, internal_score int, tags text[]
 );
 create table comment (
   id int primary key, article_id int not null references article(id),
@@ -114,6 +116,7 @@ def _seed() -> dict[str, list[dict[str, Any]]]:
         for i in range(1, 31)
     ]
     articles = []
+    tag_rng = random.Random(7)  # its own stream: the other columns keep their values
     for i in range(1, 151):
         published = rng.random() < 0.6
         articles.append(
@@ -125,6 +128,9 @@ def _seed() -> dict[str, list[dict[str, Any]]]:
                 "is_published": published,
                 "rating": (None if i % 11 == 0 else rng.randint(0, 10)) if published else 1000 + i,
                 "internal_score": rng.randint(0, 100),
+                "tags": None
+                if i % 9 == 0
+                else tag_rng.sample(["a", "b", "c", "x"], tag_rng.randint(0, 3)),
             }
         )
     comments = [
@@ -168,6 +174,7 @@ COLUMN_KINDS: dict[str, dict[str, str]] = {
         "is_published": "bool",
         "rating": "int",
         "internal_score": "int",
+        "tags": "array",  # text[]: a GraphQL list (`[String!]`)
     },
     "comment": {
         "id": "int",
@@ -234,7 +241,7 @@ PERMS: dict[str, dict[str, Perm]] = {
             "(select 1 from article a where a.author_id = t.id and a.is_published)",
         ),
         "article": Perm(
-            ("id", "title", "body", "author_id", "is_published", "rating"),
+            ("id", "title", "body", "author_id", "is_published", "rating", "tags"),
             # `{"is_published": True}`: Hasura's implicit `_eq`.
             {"_or": [{"author_id": {"_eq": "X-Svc-User-Id"}}, {"is_published": True}]},
             aggregations=True,
@@ -542,8 +549,9 @@ OPS = {
     "int": ["_eq", "_neq", "_gt", "_lt", "_gte", "_lte", "_in", "_nin", "_is_null"],
     "text": ["_eq", "_neq", "_in", "_nin", "_is_null", "_like", "_nlike", "_ilike", "_nilike"],
     "bool": ["_eq", "_neq", "_is_null", "_in"],
+    "array": ["_eq", "_neq", "_contains", "_contained_in", "_is_null"],
 }
-GQL_SCALAR = {"int": "Int", "text": "String", "bool": "Boolean"}
+GQL_SCALAR = {"int": "Int", "text": "String", "bool": "Boolean", "array": "[String!]"}
 MAX_DEPTH = 3  # relationship levels below the root
 
 # Strategies are built once per argument tuple (hypothesis validates each new strategy
@@ -578,6 +586,9 @@ def _kind(table: str, column: str) -> str:
 @functools.cache
 def _values(table: str, column: str) -> st.SearchStrategy[Any]:
     kind = _kind(table, column)
+    if kind == "array":
+        lists = {tuple(r[column]) for r in DATA[table] if r[column] is not None}
+        return pick(tuple(sorted([*lists, (), ("zz",), ("a", "zz")]))).map(list)
     present = tuple(sorted({r[column] for r in DATA[table] if r[column] is not None}, key=repr))
     if kind == "bool":
         return BOOLS
@@ -644,6 +655,12 @@ def where_exp(draw: st.DrawFn, role: str, table: str, depth: int = 0) -> Any:
     )
 
 
+def _orderable(role: str, table: str) -> tuple[str, ...]:
+    """The role's columns the generator orders and distincts by (not arrays: the oracle
+    checks order on numbers and booleans only)."""
+    return tuple(c for c in visible_columns(role, table) if _kind(table, c) != "array")
+
+
 def _numeric(role: str, table: str) -> list[str]:
     return [c for c in visible_columns(role, table) if _kind(table, c) == "int"]
 
@@ -660,7 +677,7 @@ def order_item(draw: st.DrawFn, role: str, table: str, depth: int = 0) -> Any:
     kind = draw(pick(tuple(kinds)))
     direction = draw(pick(tuple(DIRECTIONS)))
     if kind == "col":
-        return ("col", draw(pick(tuple(visible_columns(role, table)))), direction)
+        return ("col", draw(pick(_orderable(role, table))), direction)
     if kind == "obj":
         name = draw(pick(objects))
         return ("obj", name, draw(order_item(role, rels[name].target, depth + 1)))
@@ -679,7 +696,7 @@ def select_args(draw: st.DrawFn, role: str, table: str) -> dict[str, Any]:
     args: dict[str, Any] = {}
     if not chance(draw, 4):
         args["where"] = draw(where_exp(role, table))
-    columns = tuple(visible_columns(role, table))
+    columns = _orderable(role, table)
     order: list[Any] = []
     if chance(draw, 5):
         distinct = draw(some(columns, 1, 2))
@@ -741,7 +758,7 @@ def selection(draw: st.DrawFn, role: str, table: str, depth: int = 0) -> tuple[A
 def agg_selection(draw: st.DrawFn, role: str, table: str, depth: int = 0) -> tuple[Any, ...]:
     columns = tuple(visible_columns(role, table))
     numeric = tuple(_numeric(role, table))
-    comparable = tuple(c for c in columns if _kind(table, c) != "bool")
+    comparable = tuple(c for c in columns if _kind(table, c) not in ("bool", "array"))
     items: list[Any] = []
     if not chance(draw, 4):
         column = draw(st.one_of(st.none(), pick(columns)))
@@ -960,6 +977,10 @@ def compare(op: str, value: Any, operand: Any) -> bool | None:
         return True  # `<> ALL('{}')` is true, even for null
     if value is None:
         return None
+    if op == "_contains":  # arrays: `@>`, elements compared as sets
+        return set(operand) <= set(value)
+    if op == "_contained_in":
+        return set(value) <= set(operand)
     if op == "_in":
         return value in operand
     if op == "_nin":
@@ -1264,7 +1285,8 @@ class Checker:
             values = [
                 self.view[table][i][column] for i in rows if self.view[table][i][column] is not None
             ]
-            want = len(set(values)) if distinct else len(values)
+            hashable = [tuple(v) if isinstance(v, list) else v for v in values]
+            want = len(set(hashable)) if distinct else len(values)
         if got != want:
             self.fail(
                 path, f"count {got}, expected {want} over {table} {sorted(rows)}", leak=got > want
