@@ -432,3 +432,67 @@ def test_inherited_answer_is_the_union_of_the_parents(
             row[col] = shown[0] if shown else None
         expected[row_id] = row
     assert answer("kid", union_columns) == expected
+
+
+# -- functions and actions ----------------------------------------------------------------
+
+
+def test_function_and_action_permissions_are_inherited(pg_url: str) -> None:
+    """The reference's rule for function and action permissions of an inherited role
+    (`mkBooleanPermissionMap`, and the note "Roles Inheritance" of
+    `Hasura/RQL/DDL/Schema/Cache.hs`: "actions and custom function permissions can be
+    thought of as a boolean"): the role has one when any role it inherits from, at any
+    depth, has one. Functions under `SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS=false`, so
+    only explicit function permissions count."""
+    env = {"SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS": "false"}
+    s = ServerProcess(create_database(pg_url), env=env)
+    fn_sql = (
+        "CREATE FUNCTION items_over(lo int) RETURNS SETOF item AS "
+        "$$ SELECT * FROM item WHERE a > lo $$ LANGUAGE sql STABLE"
+    )
+    action = {
+        "name": "ping",
+        "definition": {
+            "kind": "synchronous",
+            "type": "query",
+            "arguments": [],
+            "output_type": "Pong",
+            "handler": "http://127.0.0.1:9/ping",
+        },
+    }
+    steps = [
+        {"type": "run_sql", "args": {"sql": SQL}},
+        {"type": "run_sql", "args": {"sql": fn_sql}},
+        {"type": "pg_track_table", "args": {"table": "item"}},
+        {"type": "pg_track_function", "args": {"function": "items_over"}},
+        select("item", "low", ["id", "a"], {}),
+        select("item", "high", ["id", "a"], {}),
+        {
+            "type": "pg_create_function_permission",
+            "args": {"function": "items_over", "role": "high"},
+        },
+        {
+            "type": "set_custom_types",
+            "args": {"objects": [{"name": "Pong", "fields": [{"name": "ok", "type": "Boolean"}]}]},
+        },
+        {"type": "create_action", "args": action},
+        {"type": "create_action_permission", "args": {"action": "ping", "role": "low"}},
+        {"type": "add_inherited_role", "args": {"role_name": "both", "role_set": ["low", "high"]}},
+        {"type": "add_inherited_role", "args": {"role_name": "nested", "role_set": ["both"]}},
+    ]
+    try:
+        r = s.client.post("/v1/metadata", json={"type": "bulk", "args": steps})
+        assert r.status_code == 200, r.text
+
+        def roots(role: str) -> set[str]:
+            body = gql(s, "{ __schema { queryType { fields { name } } } }", role)
+            return {f["name"] for f in body["data"]["__schema"]["queryType"]["fields"]}
+
+        assert "items_over" not in roots("low") and "ping" in roots("low")
+        assert "items_over" in roots("high") and "ping" not in roots("high")
+        for role in ("both", "nested"):
+            assert {"items_over", "ping"} <= roots(role), role
+            called = gql(s, "{ items_over(args: {lo: 20}) { id } }", role)
+            assert called == {"data": {"items_over": [{"id": 3}, {"id": 4}]}}, role
+    finally:
+        s.stop()
