@@ -35,9 +35,10 @@ the role and is reported (`remote_conflicts`, entity `{"remote_schema": name}`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import DocumentNode, GraphQLError, parse, print_ast
 
@@ -47,6 +48,7 @@ from svc.ir.permissions import SelectPermission
 from svc.metadata.drop import ObjectRef
 
 Parents = Mapping[str, tuple[str, ...]]
+T = TypeVar("T")
 
 
 def inherited_select(
@@ -138,32 +140,49 @@ def granted(role: str, roles: Iterable[str], parents: Parents) -> bool:
 WRITE_KINDS = {"i": "insert", "u": "update", "d": "delete"}
 
 
-def inherited_write(
-    table: Table, kind: str, role: str, parents: Parents, _seen: frozenset[str] = frozenset()
-) -> tuple[Any, bool]:
+def inherited_write(table: Table, kind: str, role: str, parents: Parents) -> tuple[Any, bool]:
     """`role`'s insert (`i`), update (`u`) or delete (`d`) permission on `table` and
     whether inheriting it conflicts: its own when it has one; else the one its parents
     that have one all have (the reference's `CheckPermission`: undefined parents are
     ignored, equal ones agree, different ones — or a conflicting parent — make it
     `(None, True)`, the role then has none until it is given its own)."""
-    perms = _write_map(table, kind)
-    own = perms.get(role)
+    perm, conflict = agreed(_write_map(table, kind).get, _without_role, role, parents)
+    if perm is not None and perm.role != role:
+        perm = replace(perm, role=role)
+    return perm, conflict
+
+
+def _without_role(perm: Any) -> Any:
+    return replace(perm, role="")
+
+
+def agreed(
+    own_of: Callable[[str], T | None],
+    key: Callable[[Any], Any],
+    role: str,
+    parents: Parents,
+    _seen: frozenset[str] = frozenset(),
+) -> tuple[T | None, bool]:
+    """The rule every inherited write and remote schema permission follows (the
+    reference's `CheckPermission` semigroup): `role`'s own (`own_of`) when it has one;
+    else the one the roles it inherits from that have one agree on (`key` equal), and
+    whether they conflict. A conflicting parent conflicts too. `_seen` guards cycles
+    (refused before an IR is built)."""
+    own = own_of(role)
     if own is not None or role not in parents or role in _seen:
         return own, False
-    seen = _seen | {role}
-    found: list[Any] = []
+    found: list[T] = []
     for parent in parents[role]:
-        perm, conflict = inherited_write(table, kind, parent, parents, seen)
+        perm, conflict = agreed(own_of, key, parent, parents, _seen | {role})
         if conflict:
             return None, True
         if perm is not None:
             found.append(perm)
     if not found:
         return None, False
-    first = replace(found[0], role=role)
-    if any(replace(p, role=role) != first for p in found[1:]):
+    if any(key(p) != key(found[0]) for p in found[1:]):
         return None, True
-    return first, False
+    return found[0], False
 
 
 def _write_map(table: Table, kind: str) -> Mapping[str, Any]:
@@ -210,17 +229,13 @@ def write_conflicts(tables: Mapping[Any, Table], parents: Parents) -> list[Incon
                     continue
                 if any(inherited_write(table, kind, p, parents)[1] for p in parents[role]):
                     continue  # reported at the parent
-                entity = f"{word} permission, table: {table.name.name}, source: 'default'"
                 out.append(
-                    InheritedConflict(
-                        "inherited role permission inconsistency",
-                        {"permission_type": word, "source": "default", "table": table.name.name},
-                        f"Could not inherit permission for the role '{role}' for the entity: "
-                        f"'{entity}'",
-                        ErrorCode.UNEXPECTED,
-                        f"inherited_role {role} {word} {table.name}",
-                        table.name,
+                    _conflict(
                         role,
+                        f"{word} permission, table: {table.name.name}, source: 'default'",
+                        {"permission_type": word, "source": "default", "table": table.name.name},
+                        f"{word} {table.name}",
+                        table.name,
                     )
                 )
     return out
@@ -228,30 +243,15 @@ def write_conflicts(tables: Mapping[Any, Table], parents: Parents) -> list[Incon
 
 # -- remote schemas ---------------------------------------------------------------------------
 def inherited_remote(
-    sdls: Mapping[str, str], role: str, parents: Parents, _seen: frozenset[str] = frozenset()
+    sdls: Mapping[str, str], role: str, parents: Parents
 ) -> tuple[str | None, bool]:
     """`role`'s remote schema permission SDL given each role's own (`sdls`: role → SDL)
-    and whether inheriting it conflicts, by the rule of `inherited_write` with SDLs
-    compared by `sdl_key` (the reference's `CheckPermission` over `IntrospectionResult`,
-    whose maps ignore order)."""
-    own = sdls.get(role)
-    if own is not None or role not in parents or role in _seen:
-        return own, False
-    seen = _seen | {role}
-    found: list[str] = []
-    for parent in parents[role]:
-        sdl, conflict = inherited_remote(sdls, parent, parents, seen)
-        if conflict:
-            return None, True
-        if sdl is not None:
-            found.append(sdl)
-    if not found:
-        return None, False
-    if any(sdl_key(s) != sdl_key(found[0]) for s in found[1:]):
-        return None, True
-    return found[0], False
+    and whether inheriting it conflicts (`agreed`, SDLs compared by `sdl_key`: the
+    reference compares `IntrospectionResult`s, whose maps ignore order)."""
+    return agreed(sdls.get, sdl_key, role, parents)
 
 
+@functools.lru_cache(maxsize=512)
 def sdl_key(sdl: str) -> str:
     """`sdl` printed with its definitions, fields, arguments, enum values, union members
     and interfaces sorted by name: two permissions with the same key grant the same thing
@@ -302,16 +302,22 @@ def remote_conflicts(
                 continue
             if any(inherited_remote(sdls, p, parents)[1] for p in parents[role]):
                 continue  # reported at the parent
-            out.append(
-                InheritedConflict(
-                    "inherited role permission inconsistency",
-                    {"remote_schema": name},
-                    f"Could not inherit permission for the role '{role}' for the entity: "
-                    f"'remote schema: '{name}''",
-                    ErrorCode.UNEXPECTED,
-                    f"inherited_role {role} remote_schema {name}",
-                    None,
-                    role,
-                )
-            )
+            entity = f"remote schema: '{name}'"
+            out.append(_conflict(role, entity, {"remote_schema": name}, f"remote_schema {name}"))
     return out
+
+
+def _conflict(
+    role: str, entity: str, definition: dict[str, Any], what: str, table: Any = None
+) -> InheritedConflict:
+    """The reference's `ConflictingInheritedPermission` for `role` on `entity` (its text
+    in the reason, `definition` its JSON)."""
+    return InheritedConflict(
+        "inherited role permission inconsistency",
+        definition,
+        f"Could not inherit permission for the role '{role}' for the entity: '{entity}'",
+        ErrorCode.UNEXPECTED,
+        f"inherited_role {role} {what}",
+        table,
+        role,
+    )

@@ -245,18 +245,6 @@ def _common_problem(transform: Any, keys: frozenset[str], only: str) -> str | No
     if isinstance(body, dict) and body.get("action", "transform") not in _BODY_ACTIONS:
         return f'svc does not apply a transform body "{body.get("action", "transform")}" yet'
     return None
-    for key, value in transform.items():
-        if key not in _TRANSFORM_KEYS and value not in (None, {}, []):
-            return f'svc does not apply "{key}" of a transform yet (only its body)'
-    engine = transform.get("template_engine")
-    if engine not in (None, "Kriti"):
-        return f'svc does not apply the template engine "{engine}"'
-    body = transform.get("body")
-    if isinstance(body, str):
-        return "svc does not apply a version 1 transform body (a template string) yet"
-    if isinstance(body, dict) and body.get("action", "transform") not in _BODY_ACTIONS:
-        return f'svc does not apply a transform body "{body.get("action")}" yet'
-    return None
 
 
 def action_transform_issues(md: Metadata, resolved: Mapping[str, Any]) -> list[Inconsistency]:
