@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 
 from svc.embedded import EmbeddedPostgres
+from svc.session_vars import process_names, use_names
 from tests.support import ServerProcess, create_database
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _process_names() -> Iterator[None]:
+    """A module that runs the `svc` command in-process (`--hasura-compat`, also from its
+    module fixtures) sets this process's session-variable names; the next module starts
+    with the ones it found."""
+    before = process_names()
+    yield
+    use_names(before)
 
 
 @pytest.fixture(scope="session")

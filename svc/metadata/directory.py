@@ -462,6 +462,23 @@ def _mapping_file(files: Mapping[str, str], file: str) -> dict[str, Any]:
     return value
 
 
+def check_entry_name(file: str, entry: Any, key: str, path: str) -> None:
+    """A table or function entry (at `path` of `file`) is an object whose `key` is a name
+    or `{schema, name}`; raises `DirectoryError` naming the file and path otherwise."""
+    if not isinstance(entry, dict):
+        raise DirectoryError(file, f"expected an object, got {_kind(entry)}", path)
+    name = entry.get(key)
+    if name is None:
+        raise DirectoryError(file, f'key "{key}" not found', path)
+    ok = isinstance(name, str) or (
+        isinstance(name, dict)
+        and isinstance(name.get("name"), str)
+        and isinstance(name.get("schema", ""), str)
+    )
+    if not ok:
+        raise DirectoryError(file, f"expecting a {key} name or {{schema, name}}", f"{path}.{key}")
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
@@ -478,20 +495,7 @@ def _check_names(tables: list[Any], functions: list[Any]) -> None:
         ("functions.yaml", functions, "function"),
     ):
         for i, entry in enumerate(entries):
-            if not isinstance(entry, dict):
-                raise DirectoryError(file, f"expected an object, got {_kind(entry)}", f"$[{i}]")
-            name = entry.get(key)
-            if name is None:
-                raise DirectoryError(file, f'key "{key}" not found', f"$[{i}]")
-            ok = isinstance(name, str) or (
-                isinstance(name, dict)
-                and isinstance(name.get("name"), str)
-                and isinstance(name.get("schema", ""), str)
-            )
-            if not ok:
-                raise DirectoryError(
-                    file, f"expecting a {key} name or {{schema, name}}", f"$[{i}].{key}"
-                )
+            check_entry_name(file, entry, key, f"$[{i}]")
 
 
 _LIST_PATH = re.compile(r"^\$\.([a-z_]+)(.*)$")

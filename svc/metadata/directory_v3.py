@@ -70,6 +70,7 @@ from svc.metadata.directory import (
     _kind,
     _qualify_names,
     canonical,
+    check_entry_name,
     dump_yaml,
     load_yaml,
 )
@@ -351,20 +352,7 @@ def _check_sources(dd: DirectoryDocument, sources: list[Any]) -> None:
             raise DirectoryError(file, f"expected a list, got {_kind(entries)}", path)
         for i, entry in enumerate(entries):
             file, path = dd.locate(("sources", served, key, i))
-            if not isinstance(entry, dict):
-                raise DirectoryError(file, f"expected an object, got {_kind(entry)}", path)
-            name = entry.get(name_key)
-            if name is None:
-                raise DirectoryError(file, f'key "{name_key}" not found', path)
-            ok = isinstance(name, str) or (
-                isinstance(name, dict)
-                and isinstance(name.get("name"), str)
-                and isinstance(name.get("schema", ""), str)
-            )
-            if not ok:
-                raise DirectoryError(
-                    file, f"expecting a {name_key} name or {{schema, name}}", f"{path}.{name_key}"
-                )
+            check_entry_name(file, entry, name_key, path)
 
 
 def metadata_from_directory(dd: DirectoryDocument) -> Metadata:
