@@ -1,5 +1,7 @@
-"""The Kriti subset of action transforms (`svc.outbound.kriti`): values, paths, string
-interpolation, `range`, `if`/`else`, and refusals."""
+"""Kriti as action transforms use it (`svc.outbound.kriti`): values, paths, string
+interpolation, `range`, `if`/`else`, and refusals. kriti-lang's own cases are in
+`tests/test_kriti.py`; as in kriti-lang, a missing key is an error unless reached through
+`?.`, and `{{ if }}` needs its `{{ else }}`."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ BODY = {
             {"id": "Ada", "n": "7"},
         ),
         ('{"c": {{ $body.addresses[1].city }}}', {"c": "Melbourne"}),
-        ('{"missing": {{ $body.nope.deeper }}}', {"missing": None}),
+        ('{"missing": {{ $body?.nope.deeper }}}', {"missing": None}),
         ('"hi {{ $body.input.arg.name }} #{{ $body.ids[0] }}"', "hi Ada #1"),
         (
             '{{ range i, x := $body.ids }} {"id": {{ x }}, "i": {{ i }}} {{ end }}',
@@ -35,8 +37,8 @@ BODY = {
             "{{ if i > 0 }}{{ x.city }}{{ else }}null{{ end }}{{ end }}",
             [None, "Melbourne"],
         ),
-        ("{{ if $body.ids[0] == 1 && $body.ids[1] != 1 }} true {{ end }}", True),
-        ("{{ if $body.nope }} 1 {{ end }}", None),
+        ("{{ if $body.ids[0] == 1 && $body.ids[1] != 1 }} true {{ else }} false {{ end }}", True),
+        ("{{ if $body?.nope ?? false }} 1 {{ else }} null {{ end }}", None),
         (
             '[1, 2.5, "x", true, false, null, {"a": []}]',
             [1, 2.5, "x", True, False, None, {"a": []}],
@@ -57,6 +59,8 @@ def test_templates(template: str, expected: Any) -> None:
         '{"a": 1',
         "{{ range x := $body.ids }} 1 {{ end }}",
         "{{ if $body.ids > 1 }} 1 {{ end }}",
+        "{{ $body.nope }}",
+        "{{ if 1 }} 1 {{ else }} 2 {{ end }}",
         "{{ range i, x := $body.input }} 1 {{ end }}",
         "1 2",
         "@",
