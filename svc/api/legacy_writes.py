@@ -53,7 +53,7 @@ def _shapes(ir: Ir) -> dict[Any, TableShape]:
     return {
         name: TableShape(
             frozenset(c.name for c in t.columns),
-            {r.name: r.target for r in t.relationships},
+            {r.name: r.target for r in t.relationships if not r.to_source},
             {c.name: c.returns_table for c in t.computed_fields},
             {c.name: c.type_name for c in t.columns},
         )

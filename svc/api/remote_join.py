@@ -74,7 +74,7 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
         if rel is not None:
             fdef = parent.fields[nodes[0].name.value]
             given = get_argument_values(fdef, nodes[0], work.variables)
-            remote = fdef.extensions.get("svc_remote_schema")
+            remote = (fdef.extensions["svc_remote_schema"], fdef.extensions["svc_remote_path"])
             work.found.append((value, alias, rel, nodes, given, remote))
             continue
         fdef = parent.fields.get(nodes[0].name.value)
@@ -154,18 +154,21 @@ class Target:
 
     schema: GraphQLSchema
     tr: Translation | None
+    chain: list[tuple[str, dict[str, Any]]]  # remote_field's levels, customized names
 
 
 def _translation(state: Any, rel: RemoteRelationship, remote: Any) -> Target:
+    schema, path = remote
     entry = find_remote(state.metadata, rel.remote_schema)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
     custom = Customization.of(entry)
     found = state.remotes.lookup(entry)
+    chain = field_chain(path)
     if custom is None or found is None or found.data is None:
-        return Target(remote, None)
+        return Target(schema, None, chain)
     names = [t["name"] for t in found.data["__schema"]["types"]]
-    return Target(remote, Translation(remote, custom, custom.original_types(names)))
+    return Target(schema, Translation(schema, custom, custom.original_types(names)), chain)
 
 
 def _call_field(
@@ -177,7 +180,7 @@ def _call_field(
 ) -> FieldNode:
     """`alias: f(args) { g(args) { <selection> } }` for one argument set, in the remote's
     own names (deeper levels aliased to their customized names when those differ)."""
-    chain = field_chain(rel.remote_field)
+    chain = target.chain
     parent: Any = target.schema.query_type
     levels = []
     for (name, _), args in zip(chain, args_per_level, strict=True):
@@ -219,7 +222,7 @@ async def _join(
     items: list[tuple[dict[str, Any], str, list[FieldNode], Any]],
 ) -> None:
     """One remote call answering every occurrence in `items`."""
-    chain = field_chain(rel.remote_field)
+    chain = target.chain
     sets: dict[str, int] = {}
     calls: list[FieldNode] = []
     placed: list[tuple[dict[str, Any], str, int | None]] = []

@@ -32,7 +32,9 @@ Handler = Callable[[Any, Any], Awaitable[Any]]
 def _check_relationship(ctx: Any, raw: Any) -> None:
     """400 errors for a remote relationship naming a missing remote, column or field."""
     table, stored = rs.parse_relationship_args(raw)
-    d = stored["definition"]
+    if rs.source_definition(stored) is not None:
+        return  # to a table: resolved (and refused when it does not) by the IR build
+    d = rs.relationship_definition(stored)
     entry = rs.find_remote(ctx.metadata, str(d["remote_schema"]))
     if entry is None:
         raise SvcError(

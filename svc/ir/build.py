@@ -42,7 +42,7 @@ from svc.ir.permissions import (
     select_permission,
     update_permission,
 )
-from svc.ir.relationships import relationships
+from svc.ir.relationships import relationships, source_definition_or_none
 from svc.ir.sources import source_issues
 from svc.ir.unsupported_issues import (
     action_transform_issues,
@@ -353,12 +353,14 @@ def _relationship_stage(
             or (
                 same(prev.entry.object_relationships, entry.object_relationships)
                 and same(prev.entry.array_relationships, entry.array_relationships)
+                and same(prev.entry.remote_relationships, entry.remote_relationships)
             )
         )
         and unchanged(prev.relationship_seen, bases, identical=True)
     ):
         return prev.relationships, prev.relationship_issues, prev.relationship_seen
-    if not entry.object_relationships and not entry.array_relationships:
+    to_source = any(source_definition_or_none(r) for r in entry.remote_relationships)
+    if not entry.object_relationships and not entry.array_relationships and not to_source:
         return _NOTHING
     seen = Recorder(bases)
     found: list[Inconsistency] = []
@@ -410,7 +412,7 @@ def _shape(
         return prev.shape
     return TableShape(
         frozenset(c.name for c in base.columns),
-        {r.name: r.target for r in rels},
+        {r.name: r.target for r in rels if not r.to_source},
         {c.name: c.returns_table for c in computed},
         {c.name: c.type_name for c in base.columns},
     )

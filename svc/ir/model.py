@@ -90,6 +90,10 @@ class Relationship:
     # this table whose columns are all NOT NULL (the reference then types it `target!`).
     required: bool = False
     target_source: str = DEFAULT_SOURCE
+    # A table's remote relationship to a source (`definition.to_source`): selected as an
+    # object or array relationship (with `_aggregate`), but, as the reference's
+    # `RemoteSourceField`, not in `bool_exp`, `order_by`, inserts or permission filters.
+    to_source: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from svc.ir.model import Inconsistency, Relationship, Table
 from svc.metadata.model import QualifiedName, TableEntry, qualify
 from svc.metadata.model import Relationship as MdRelationship
 from svc.metadata.names import is_graphql_name
+from svc.metadata.remote_schemas import source_definition
 
 
 def relationships(
@@ -82,7 +83,81 @@ def relationships(
                         rel.name,
                     )
                 )
+    for raw in entry.remote_relationships:
+        to_source = source_relationship(raw, entry.table, db, owner, tables, out, issues)
+        if to_source is not None:
+            out.append(to_source)
     return out
+
+
+def source_definition_or_none(raw: Any) -> dict[str, Any] | None:
+    """`source_definition(raw)`; a non-empty marker when its shape is bad (resolution
+    reports it)."""
+    try:
+        return source_definition(raw)
+    except SvcError:
+        return {"bad": True}
+
+
+def source_relationship(
+    raw: Any,
+    owner_name: QualifiedName,
+    db: DbTable,
+    owner: Table,
+    tables: Mapping[QualifiedName, Table],
+    taken: list[Relationship],
+    issues: list[Inconsistency],
+) -> Relationship | None:
+    """A remote relationship to a table of a source (`definition.to_source`) as a
+    `Relationship` with `to_source` set, None for one to a remote schema or one that
+    does not resolve (appended to `issues` as `remote_relationship`, the reference's
+    `Inconsistent object: in table …: in remote relationship …`). The target must be a
+    tracked table of this table's own source: svc serves one source (README "Not yet")."""
+    name = str(raw.get("name")) if isinstance(raw, dict) else ""
+    try:
+        d = source_definition(raw)
+        if d is None:
+            return None
+        if not is_graphql_name(name):
+            raise SvcError(
+                ErrorCode.VALIDATION_FAILED, f'"{name}" is not a valid GraphQL identifier'
+            )
+        if owner.column(name) is not None or any(r.name == name for r in taken):
+            raise SvcError(
+                ErrorCode.ALREADY_EXISTS,
+                f"field with name {name!r} already exists in table {owner_name.quoted()}",
+            )
+        if d["source"] != owner.source:
+            raise SvcError(ErrorCode.NOT_EXISTS, f"source with name {d['source']!r} not found")
+        target = _tracked(d["table"], tables)
+        for local, far in d["field_mapping"]:
+            if db_column(db, local) is None:
+                raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{local}"')
+            if target.column(far) is None:
+                raise SvcError(ErrorCode.NOT_EXISTS, f'no such column exists : "{far}"')
+        mapping = d["field_mapping"]
+        unique = _is_key(target, mapping)
+        kind = d["relationship_type"]
+        return Relationship(
+            name, kind, d["table"], mapping, None, unique, False, target.source, to_source=True
+        )
+    except SvcError as exc:
+        issues.append(
+            Inconsistency(
+                "remote_relationship",
+                {
+                    "table": msgspec.to_builtins(owner_name),
+                    **(raw if isinstance(raw, dict) else {}),
+                },
+                f"Inconsistent object: in table {owner_name.quoted()}: in remote relationship "
+                f'"{name}": {exc.message}',
+                exc.code,
+                f"remote_relationship {name} in table {owner_name} in source default",
+                owner_name,
+                name,
+            )
+        )
+        return None
 
 
 def _columns(value: Any) -> tuple[str, ...]:

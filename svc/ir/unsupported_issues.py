@@ -12,10 +12,10 @@ without `allow_inconsistent_metadata` (`Context.commit`: 400 `not-supported`), p
   for any other backend's configuration;
 - `opentelemetry` when its `status` is `enabled`, `metrics_config` when it turns an
   analysis on (a disabled configuration does nothing in the reference either);
-- `remote_relationship`: one whose shape svc does not read (`to_source`: a relationship
-  to a database, which svc does not support yet), whose remote schema is not in the
-  document, or whose join fields are not columns (nor scalar computed fields without
-  arguments) of its table;
+- `remote_relationship` to a remote schema: one whose shape svc does not read, whose
+  remote schema is not in the document, or whose join fields are not columns (nor scalar
+  computed fields without arguments) of its table (one to a table, `to_source`, is
+  resolved with the table's relationships, `svc.ir.relationships.source_relationship`);
 - `event_trigger`: one naming a column its table lacks, or whose `request_transform`
   asks for what svc does not apply (`event_transform_problem`: `url`, `method`, a body
   template other than one `{{ $body.path }}`; still delivered with the rest);
@@ -276,6 +276,8 @@ def action_transform_issues(md: Metadata, resolved: Mapping[str, Any]) -> list[I
 
 
 def _remote_problem(raw: Any, table: Table, remotes: set[Any]) -> SvcError | None:
+    if isinstance(raw, dict) and "to_source" in (raw.get("definition") or {}):
+        return None  # a relationship to a table: resolved with the table's relationships
     try:
         definition = relationship_definition(raw)
     except SvcError as exc:

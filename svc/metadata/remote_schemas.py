@@ -210,16 +210,13 @@ def relationship_definition(raw: Any) -> dict[str, Any]:
     remote_field}` (svc's `svc_fields` too) or, since v2.1, `definition:
     {to_remote_schema: {remote_schema, lhs_fields, remote_field}}`. The join fields are
     column names (the columns' own names, not their custom GraphQL names). Raises
-    `SvcError`: `not-supported` for a relationship to a database (`to_source`),
-    `parse-failed` for any other shape."""
+    `SvcError` `parse-failed` for any other shape (`to_source` included:
+    `source_definition` reads those)."""
     d = raw.get("definition") if isinstance(raw, dict) else None
     if not isinstance(d, dict) or not isinstance(raw.get("name"), str):
         raise SvcError(ErrorCode.PARSE_FAILED, 'expected {"name", "definition"}')
-    if "to_source" in d:
-        raise SvcError(
-            ErrorCode.NOT_SUPPORTED,
-            "svc does not support remote relationships to a database source yet",
-        )
+    if "to_source" in d:  # `source_definition` reads it
+        raise SvcError(ErrorCode.PARSE_FAILED, "a relationship to a source, not a remote schema")
     if isinstance(d.get("to_remote_schema"), dict):
         d = d["to_remote_schema"]
     fields = d.get("svc_fields", d.get("hasura_fields", d.get("lhs_fields")))
@@ -231,6 +228,44 @@ def relationship_definition(raw: Any) -> dict[str, Any]:
     if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
         raise SvcError(ErrorCode.PARSE_FAILED, "expected the join fields as a list of columns")
     return {"remote_schema": schema, "svc_fields": tuple(fields), "remote_field": remote_field}
+
+
+def source_definition(raw: Any, path: str = "$.definition") -> dict[str, Any] | None:
+    """`{source, table, relationship_type, field_mapping}` of a remote relationship to a
+    database table (`definition: {to_source: …}`, the reference's `ToSourceRelationshipDef`:
+    `relationship_type` `object` or `array`, `field_mapping` from this table's columns to
+    the target's), `table` qualified and `field_mapping` as pairs; None for a relationship
+    to a remote schema. Raises 400 `parse-failed` at `path` for a bad shape."""
+    d = raw.get("definition") if isinstance(raw, dict) else None
+    if not isinstance(d, dict) or "to_source" not in d:
+        return None
+    d, path = d["to_source"], f"{path}.to_source"
+    if not isinstance(d, dict):
+        raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path=path)
+    for key in ("source", "table", "relationship_type", "field_mapping"):
+        if key not in d:
+            raise SvcError(ErrorCode.PARSE_FAILED, f'key "{key}" not found', path=path)
+    kind, mapping = d["relationship_type"], d["field_mapping"]
+    if kind not in ("object", "array"):
+        raise SvcError(
+            ErrorCode.PARSE_FAILED,
+            'relationship_type must be "object" or "array"',
+            path=f"{path}.relationship_type",
+        )
+    if not isinstance(mapping, dict) or not mapping:
+        raise SvcError(
+            ErrorCode.PARSE_FAILED,
+            "expected a non-empty object of column names",
+            path=f"{path}.field_mapping",
+        )
+    if not isinstance(d["source"], str):
+        raise SvcError(ErrorCode.PARSE_FAILED, "expected a source name", path=f"{path}.source")
+    return {
+        "source": d["source"],
+        "table": qualify(d["table"], f"{path}.table"),
+        "relationship_type": kind,
+        "field_mapping": tuple((str(k), str(v)) for k, v in mapping.items()),
+    }
 
 
 def _relationship(table: QualifiedName, raw: Any) -> RemoteRelationship | None:
@@ -261,10 +296,24 @@ def remote_relationships(md: Metadata) -> list[RemoteRelationship]:
 
 
 def parse_relationship_args(raw: Any) -> tuple[QualifiedName, dict[str, Any]]:
-    """`(table, stored entry)` of `create_remote_relationship` arguments `{name, table,
-    svc_fields, remote_schema, remote_field}`; 400 `parse-failed` for a missing key."""
+    """`(table, stored entry)` of `create_remote_relationship` arguments: the reference's
+    unified format `{name, table, source?, definition: {to_remote_schema | to_source}}`
+    (stored as `{name, definition}`, as given) or the older `{name, table, svc_fields |
+    hasura_fields, remote_schema, remote_field}`; 400 `parse-failed` for a missing key or
+    a bad definition."""
     if not isinstance(raw, dict):
         raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path="$.args")
+    if "definition" in raw:
+        for key in ("name", "table"):
+            if key not in raw:
+                raise SvcError(ErrorCode.PARSE_FAILED, f'key "{key}" not found', path="$.args")
+        stored = {"name": raw["name"], "definition": raw["definition"]}
+        if source_definition(stored, "$.args.definition") is None:
+            try:
+                relationship_definition(stored)
+            except SvcError as exc:
+                raise SvcError(exc.code, exc.message, path="$.args.definition") from None
+        return qualify(raw["table"], "$.args.table"), stored
     for key in ("name", "table", "remote_schema", "remote_field"):
         if key not in raw:
             raise SvcError(ErrorCode.PARSE_FAILED, f'key "{key}" not found', path="$.args")

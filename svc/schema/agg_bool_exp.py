@@ -45,7 +45,7 @@ def aggregate_fields(b: Any, table: Table) -> dict[str, GraphQLInputField]:
         # predicate, no field (`defaultAggregationPredicatesParser`'s `fails`)
         usable = target is not None and target.gql_name and b.aggregations(target)
         usable = usable and bool(b.cols(target))
-        if rel.kind == "array" and usable:
+        if rel.kind == "array" and usable and not rel.to_source:
             out[f"{rel.name}_aggregate"] = b.input_field(aggregate_bool_exp(b, target))
     return out
 

@@ -500,7 +500,7 @@ class SchemaBuilder:
             f[column.gql_name] = self.input_field(self.column_comparison(table, column))
         for rel in table.relationships:
             target = self.tables.get(rel.target)
-            if target is not None and target.gql_name:
+            if target is not None and target.gql_name and not rel.to_source:
                 f[rel.name] = self.input_field(self.bool_exp(target))
         for cf in self.computed_fields(table):
             if any(not a.has_default for a in cf.args):
@@ -529,7 +529,7 @@ class SchemaBuilder:
         f = dict.fromkeys((c.gql_name for c in self.cols(table)), self.order_by_field)
         for rel in table.relationships:
             target = self.tables.get(rel.target)
-            if target is None or not target.gql_name:
+            if target is None or not target.gql_name or rel.to_source:
                 continue
             if rel.kind == "object":
                 f[rel.name] = self.input_field(self.order_by_type(target))

@@ -110,6 +110,8 @@ class MutationTypes:
             target = b.ir.tables.get(rel.target)
             if target is None or not target.gql_name or self.insert_cols(target) is None:
                 continue
+            if rel.to_source:  # a remote relationship is not inserted through
+                continue
             if rel.kind == "object":
                 f[rel.name] = b.input_field(self.obj_rel_input(target))
             else:

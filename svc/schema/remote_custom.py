@@ -80,6 +80,30 @@ class Customization:
         """Customized → original, for the original type `names`."""
         return {self.type_name(n): n for n in names}
 
+    def field_path(self, spec: Any, data: dict[str, Any]) -> Any:
+        """A remote relationship's `remote_field` (`{name: {arguments, field: {…}}}`, in the
+        remote's own names, as the reference reads it: `lookupNestedFieldType` over the
+        role's original introspection) with each field name customized, walking the
+        original introspection `data` from its query type. A level the remote lacks keeps
+        its name, and so do the levels below it (the merge reports it unresolved)."""
+        schema = data.get("__schema") or {}
+        types = {t.get("name"): t for t in schema.get("types") or () if isinstance(t, dict)}
+        parent: str | None = (schema.get("queryType") or {}).get("name")
+        return self._path(spec, parent, types)
+
+    def _path(self, spec: Any, parent: str | None, types: dict[Any, Any]) -> Any:
+        if not isinstance(spec, dict) or not spec:
+            return spec
+        name, inner = next(iter(spec.items()))
+        fields = (types.get(parent) or {}).get("fields") or ()
+        found = next((f for f in fields if isinstance(f, dict) and f.get("name") == name), None)
+        if found is None or parent is None:
+            return spec
+        inner = dict(inner) if isinstance(inner, dict) else {}
+        if "field" in inner:
+            inner["field"] = self._path(inner["field"], _base_name(found.get("type")), types)
+        return {self.field_name(parent, name): inner}
+
     def customize(self, data: dict[str, Any]) -> dict[str, Any]:
         """A renamed copy of an introspection answer (`{"__schema": …}`)."""
         out = copy.deepcopy(data)
@@ -108,3 +132,10 @@ class Customization:
         elif isinstance(value, list):
             for child in value:
                 self._rename_types(child)
+
+
+def _base_name(t: Any) -> str | None:
+    """The named type inside an introspection type reference (`ofType` unwrapped)."""
+    while isinstance(t, dict) and t.get("ofType") is not None:
+        t = t["ofType"]
+    return t.get("name") if isinstance(t, dict) else None

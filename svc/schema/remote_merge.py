@@ -92,6 +92,8 @@ class _Remote:
         remote: GraphQLSchema,
         ours: dict[str, GraphQLNamedType],
         namespace: str | None = None,
+        custom: Customization | None = None,
+        original: dict[str, Any] | None = None,
     ):
         roots = {remote.query_type, remote.mutation_type, remote.subscription_type}
         self.types = [
@@ -109,6 +111,14 @@ class _Remote:
         self.query = self._fields(name, remote.query_type, namespace, "query")
         self.mutation = self._fields(name, remote.mutation_type, namespace, "mutation")
         self.schema = remote
+        self.custom, self.original = custom, original  # to read remote_field paths
+
+    def path(self, spec: Any) -> Any:
+        """A relationship's `remote_field` (the remote's own names) in this schema's
+        customized names (`Customization.field_path`)."""
+        if self.custom is None or self.original is None:
+            return spec
+        return self.custom.field_path(spec, self.original)
 
     @staticmethod
     def _fields(
@@ -173,7 +183,7 @@ def merge_remotes(
         if remote is None:
             continue
         namespace = custom.namespace if custom is not None else None
-        part = _Remote(entry.name, remote, ours, namespace)
+        part = _Remote(entry.name, remote, ours, namespace, custom, found.data)
         ours.update({t.name: t for t in part.types})
         merged.append(part)
     query = _root("query_root", schema.query_type, [p.query for p in merged])
@@ -227,11 +237,11 @@ def join_field_names(table: Any, fields: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _target_field(remote: GraphQLSchema, rel: RemoteRelationship) -> Any:
-    """`(innermost field of rel.remote_field in the remote, its fixed arguments)`, or
-    None when the path does not exist."""
+def _target_field(remote: GraphQLSchema, path: Any) -> Any:
+    """`(innermost field of a relationship's remote_field `path` (customized names) in the
+    remote, its fixed arguments)`, or None when the path does not exist."""
     parent: Any = remote.query_type
-    spec: Any = rel.remote_field
+    spec: Any = path
     found: Any = None
     while isinstance(spec, dict) and spec:
         name, inner = next(iter(spec.items()))
@@ -276,7 +286,8 @@ def _add_relationships(
         joins = join_field_names(table, rel.svc_fields)
         if not all(c in obj.fields for c in joins):
             continue  # the role does not see every join field
-        found = _target_field(part.schema, rel)
+        path = part.path(rel.remote_field)
+        found = _target_field(part.schema, path)
         if found is None:
             if unresolved is not None:
                 path = ".".join(name for name in _field_path(rel.remote_field))
@@ -300,6 +311,7 @@ def _add_relationships(
             "svc": REMOTE_REL_INFO,
             "svc_remote_rel": rel,
             "svc_remote_schema": part.schema,
+            "svc_remote_path": path,  # remote_field in the customized names
             "svc_join_fields": joins,  # the join fields' GraphQL names (`svc_fields` order)
         }
         obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
