@@ -265,22 +265,6 @@ INCONSISTENT = [
         "nope",
     ),
     (
-        "event trigger transform svc does not apply",
-        _on_author(
-            "event_triggers",
-            [
-                {
-                    "name": "moved",
-                    "definition": {"insert": {"columns": "*"}},
-                    "webhook": "http://127.0.0.1:9",
-                    "request_transform": {"version": 2, "method": "PUT"},
-                }
-            ],
-        ),
-        "event_trigger",
-        '"method"',
-    ),
-    (
         "function",
         _set("functions", [{"function": {"schema": "public", "name": "no_such_function"}}]),
         "function",
@@ -304,29 +288,6 @@ INCONSISTENT = [
         ),
         "action",
         "Missing",
-    ),
-    (
-        "action transform svc does not apply",
-        _set(
-            "actions",
-            [
-                {
-                    "name": "moved",
-                    "definition": {
-                        "handler": "http://127.0.0.1:9",
-                        "output_type": "Int",
-                        "type": "query",
-                        "request_transform": {
-                            "version": 2,
-                            "template_engine": "Kriti",
-                            "url": "{{$base_url}}/v2",
-                        },
-                    },
-                }
-            ],
-        ),
-        "action",
-        '"url"',
     ),
     (
         "custom types",

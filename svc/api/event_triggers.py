@@ -54,6 +54,7 @@ from svc.metadata.event_triggers import (
 )
 from svc.metadata.model import Metadata
 from svc.metadata.qualified import QualifiedName
+from svc.outbound.transform import check_transforms
 from svc.session_vars import role_session
 from svc.sql.event_capture import (
     EXISTING_SQL,
@@ -207,6 +208,7 @@ async def create_event_trigger(ctx: Any, body: Any) -> Any:
     """`create_event_trigger`; errors as `svc.metadata.event_triggers.create_trigger`, and
     400 `not-found` for an environment variable that is not set."""
     args = parse_args(CreateEventTrigger, body.args)
+    check_transforms(args.request_transform, args.response_transform)  # Validation.hs
     md = create_trigger(ctx.metadata, args, _table_columns(ctx.catalog))
     found = find_trigger(md, args.name)
     assert found is not None

@@ -26,6 +26,7 @@ from svc.catalog.scheduled import INSERT_SCHEDULED_EVENT_SQL
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import cron_triggers as ct
 from svc.metadata.args import parse_args
+from svc.outbound.transform import check_transforms
 from svc.workers import cron_events
 
 _encode = msgspec.json.encode
@@ -36,11 +37,16 @@ def _set_triggers(ctx: Context, triggers: tuple[ct.CronTrigger, ...]) -> None:
     ctx.metadata_changed = True
 
 
+def _given(value: Any) -> Any:
+    return None if value is msgspec.UNSET else value
+
+
 async def create_cron_trigger(ctx: Context, body: QueryBody) -> Any:
     """Add a trigger (or replace one with `replace: true`) and store its next 100 times.
     Errors: 400 `parse-failed` (shape, cron expression, headers), `already-exists`,
     `not-exists` (`ct.add_cron_trigger`)."""
     args = parse_args(ct.CreateCronTrigger, body.args)
+    check_transforms(_given(args.request_transform), _given(args.response_transform))
     trigger = ct.normalise(args)
     _set_triggers(ctx, ct.add_cron_trigger(ctx.metadata.cron_triggers, trigger, args.replace))
     await cron_events.regenerate(ctx.conn, trigger)
@@ -84,6 +90,8 @@ async def create_scheduled_event(ctx: Context, body: QueryBody) -> Any:
         _encode(args.payload).decode(),
         _encode(args.headers).decode(),
         args.comment,
+        None if args.request_transform is None else _encode(args.request_transform).decode(),
+        None if args.response_transform is None else _encode(args.response_transform).decode(),
     )
     return {**SUCCESS, "event_id": event_id}
 

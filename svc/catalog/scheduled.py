@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_scheduled_events (
 );
 CREATE INDEX IF NOT EXISTS hdb_scheduled_event_status
   ON hdb_catalog.hdb_scheduled_events (status, scheduled_time);
+-- svc: a one-off event's transforms (the reference keeps them with the event too)
+ALTER TABLE hdb_catalog.hdb_scheduled_events
+  ADD COLUMN IF NOT EXISTS request_transform json,
+  ADD COLUMN IF NOT EXISTS response_transform json;
 CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_scheduled_event_invocation_logs (
   id text PRIMARY KEY DEFAULT gen_random_uuid()::text,
   event_id text REFERENCES hdb_catalog.hdb_scheduled_events (id)
@@ -116,12 +120,14 @@ DROP_ORPHAN_CRON_EVENT_SQL = (
 
 # -- one-off events -----------------------------------------------------------------------
 # $1 webhook_conf, $2 scheduled time, $3 retry_conf, $4 payload, $5 header_conf (json
-# texts), $6 comment; returns the new id.
+# texts), $6 comment, $7 request_transform, $8 response_transform (json texts or NULL);
+# returns the new id.
 INSERT_SCHEDULED_EVENT_SQL = (
     "INSERT INTO hdb_catalog.hdb_scheduled_events "
-    "(webhook_conf, scheduled_time, retry_conf, payload, header_conf, comment) "
+    "(webhook_conf, scheduled_time, retry_conf, payload, header_conf, comment, "
+    "request_transform, response_transform) "
     "VALUES ($1::text::json, $2::text::timestamptz, $3::text::json, $4::text::json, "
-    "$5::text::json, $6::text) RETURNING id"
+    "$5::text::json, $6::text, $7::text::json, $8::text::json) RETURNING id"
 )
 
 

@@ -45,7 +45,6 @@ from svc.ir.permissions import (
 from svc.ir.relationships import relationships, source_definition_or_none
 from svc.ir.sources import source_issues
 from svc.ir.unsupported_issues import (
-    action_transform_issues,
     event_trigger_issues,
     kept_issues,
     permission_error,
@@ -111,12 +110,6 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
         issues.extend(remote_conflicts(remotes, parents))
     actions = build_actions(md, tables, catalog)
     issues.extend(actions.issues)
-    untransformable = action_transform_issues(md, actions.actions)
-    if untransformable:  # not served: its handler would be called otherwise
-        issues.extend(untransformable)
-        left = {i.relationship for i in untransformable}
-        kept = {n: a for n, a in actions.actions.items() if n not in left}
-        actions = replace(actions, actions=kept)
     return Ir(
         tables=tables,
         inconsistencies=tuple(issues),

@@ -16,12 +16,9 @@ without `allow_inconsistent_metadata` (`Context.commit`: 400 `not-supported`), p
   remote schema is not in the document, or whose join fields are not columns (nor scalar
   computed fields without arguments) of its table (one to a table, `to_source`, is
   resolved with the table's relationships, `svc.ir.relationships.source_relationship`);
-- `event_trigger`: one naming a column its table lacks, or whose `request_transform`
-  asks for what svc does not apply (`event_transform_problem`: `url`, `method`, a body
-  template other than one `{{ $body.path }}`; still delivered with the rest);
-- `action`: one whose transforms ask for more than a body template
-  (`transform_problem`), left out of the schema (its handler would be called otherwise
-  than the document says).
+- `event_trigger`: one naming a column its table lacks.
+
+Transforms are applied whole (`svc.outbound.transform`), so none is reported here.
 
 A permission holding a key svc stores but cannot honour (`OBJECT_KEYS_NOT_APPLIED`, none
 today: `validate_input` is served, `svc.ir.input_validation`) would be refused by its
@@ -31,7 +28,6 @@ permission, not served.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -162,29 +158,6 @@ def remote_relationship_issues(
             )
 
 
-# What svc applies of an event trigger's `request_transform` (`svc.workers.transform`).
-_EVENT_TRANSFORM_KEYS = frozenset(
-    {"version", "template_engine", "body", "query_params", "request_headers"}
-)
-_ONE_PATH = re.compile(r"^\s*\{\{\s*\$body((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
-
-
-def event_transform_problem(transform: Any) -> str | None:
-    """Why svc cannot deliver with an event trigger's `request_transform` as the
-    reference would: a key other than the body, `query_params` and `request_headers`
-    (`url`, `method`), another template engine, a body template other than one
-    `{{ $body.path }}` expression, a form-encoded body; None when it can."""
-    problem = _common_problem(transform, _EVENT_TRANSFORM_KEYS, "")
-    if problem is not None or not isinstance(transform, dict):
-        return problem
-    body = transform.get("body")
-    if isinstance(body, dict) and body.get("action", "transform") == "transform":
-        template = body.get("template")
-        if not (isinstance(template, str) and _ONE_PATH.match(template)):
-            return "svc applies only a body template that is one {{ $body.path }} expression yet"
-    return None
-
-
 def event_trigger_issues(
     md: Metadata, tables: Mapping[QualifiedName, Table]
 ) -> Iterator[Inconsistency]:
@@ -198,9 +171,6 @@ def event_trigger_issues(
         for trigger in entry.event_triggers:
             try:
                 check_columns(trigger, entry.table, present, "$")
-                problem = event_transform_problem(trigger.request_transform)
-                if problem is not None:
-                    raise SvcError(NOT_SUPPORTED, f"request_transform: {problem}")
             except SvcError as exc:
                 yield Inconsistency(
                     "event_trigger",
@@ -212,67 +182,6 @@ def event_trigger_issues(
                     entry.table,
                     trigger.name,
                 )
-
-
-# What svc applies of an action's transforms (`svc.api.actions.transforms`): the body.
-_TRANSFORM_KEYS = frozenset({"version", "template_engine", "body"})
-_BODY_ACTIONS = frozenset({"transform", "remove"})
-
-
-def transform_problem(transform: Any) -> str | None:
-    """Why svc cannot apply an action's `request_transform`/`response_transform` as the
-    reference would (a key other than the body's Kriti template: `url`, `method`,
-    `query_params`, `request_headers`, a form-encoded body, another template engine),
-    None when it can (or there is none)."""
-    return _common_problem(transform, _TRANSFORM_KEYS, " (only its body)")
-
-
-def _common_problem(transform: Any, keys: frozenset[str], only: str) -> str | None:
-    """What neither transform svc applies may hold: a key outside `keys` (`only`: the
-    message's note on what is applied), another template engine, a version 1 body, a body
-    action other than `transform`/`remove`."""
-    if not isinstance(transform, dict):
-        return None
-    for key, value in transform.items():
-        if key not in keys and value not in (None, {}, []):
-            return f'svc does not apply "{key}" of a transform yet{only}'
-    engine = transform.get("template_engine")
-    if engine not in (None, "Kriti"):
-        return f'svc does not apply the template engine "{engine}"'
-    body = transform.get("body")
-    if isinstance(body, str):
-        return "svc does not apply a version 1 transform body (a template string) yet"
-    if isinstance(body, dict) and body.get("action", "transform") not in _BODY_ACTIONS:
-        return f'svc does not apply a transform body "{body.get("action", "transform")}" yet'
-    return None
-
-
-def action_transform_issues(md: Metadata, resolved: Mapping[str, Any]) -> list[Inconsistency]:
-    """An action whose transforms svc cannot apply (`transform_problem`) is inconsistent
-    and not served (its handler would be called otherwise than the document says);
-    `resolved`: the actions that resolved (`svc.ir.actions`)."""
-    from svc.ir.action_issues import action_definition
-
-    out = []
-    for action in md.actions:
-        if action.name not in resolved:
-            continue  # already inconsistent
-        d = action.definition
-        for key in ("request_transform", "response_transform"):
-            problem = transform_problem(getattr(d, key, None))
-            if problem is not None:
-                out.append(
-                    Inconsistency(
-                        "action",
-                        action_definition(action),
-                        f'Inconsistent object: in action "{action.name}"; {key}: {problem}',
-                        NOT_SUPPORTED,
-                        f"action {action.name}",
-                        relationship=action.name,
-                    )
-                )
-                break
-    return out
 
 
 def _remote_problem(raw: Any, table: Table, remotes: set[Any]) -> SvcError | None:

@@ -59,6 +59,8 @@ class CronTrigger(msgspec.Struct, frozen=True, omit_defaults=True):
     retry_conf: RetryConfST | msgspec.UnsetType = msgspec.UNSET
     headers: tuple[HeaderConf, ...] = ()
     comment: str | msgspec.UnsetType | None = msgspec.UNSET
+    request_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    response_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def retry(self) -> RetryConfST:
@@ -89,6 +91,8 @@ class CreateScheduledEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     headers: tuple[HeaderConf, ...] = ()
     retry_conf: RetryConfST = DEFAULT_RETRY
     comment: str | None = None
+    request_transform: dict[str, Any] | None = None
+    response_transform: dict[str, Any] | None = None
 
 
 def check_schedule(schedule: str, path: str) -> str:
@@ -136,6 +140,8 @@ def normalise(trigger: CronTrigger, path: str = "$.args") -> CronTrigger:
         retry_conf=msgspec.UNSET if retry == DEFAULT_RETRY else retry,
         headers=trigger.headers,
         comment=msgspec.UNSET if trigger.comment is None else trigger.comment,
+        request_transform=trigger.request_transform,
+        response_transform=trigger.response_transform,
     )
 
 

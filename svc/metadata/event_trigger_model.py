@@ -3,7 +3,7 @@ in Hasura's export form:
 
     {name, definition: {enable_manual, insert?: {columns, payload?}, update?, delete?},
      retry_conf: {num_retries, interval_sec, timeout_sec}, webhook | webhook_from_env,
-     headers?, request_transform?}
+     headers?, request_transform?, response_transform?}
 
 `columns` / `payload` are `"*"` or a list of column names. svc extensions (README):
 `retry_conf.backoff` ("exponential"), `retry_conf.max_interval_sec`, `paused`. Kept apart
@@ -70,6 +70,7 @@ class EventTrigger(msgspec.Struct, frozen=True, omit_defaults=True):
     webhook_from_env: str | msgspec.UnsetType = msgspec.UNSET
     headers: tuple[HeaderConf, ...] | msgspec.UnsetType = msgspec.UNSET
     request_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    response_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     paused: bool | msgspec.UnsetType = msgspec.UNSET  # svc extension (pause/resume)
 
     def header_confs(self) -> tuple[HeaderConf, ...]:

@@ -53,6 +53,7 @@ class CreateEventTrigger(msgspec.Struct, frozen=True):
     headers: tuple[HeaderConf, ...] | None = None
     replace: bool = False
     request_transform: dict[str, Any] | None = None
+    response_transform: dict[str, Any] | None = None
     source: str = "default"
 
 
@@ -158,6 +159,7 @@ def make_trigger(args: CreateEventTrigger) -> EventTrigger:
         webhook_from_env=some(args.webhook_from_env),
         headers=some(args.headers),
         request_transform=some(args.request_transform),
+        response_transform=some(args.response_transform),
     )
 
 

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from svc.outbound import OutboundClient, OutboundError, shared_client
+from svc.outbound import OutboundClient, OutboundError, shared_client, transform
 
 Outcome = Literal["success", "retry", "error"]
 Backoff = Literal["constant", "exponential"]
@@ -124,6 +124,7 @@ async def deliver(
     log_version: str = "2",
     client: OutboundClient | None = None,
     without: Sequence[str] = (),
+    request_transform: transform.RequestTransform | None = None,
 ) -> DeliveryResult:
     """POST `payload` (JSON-encodable, or bytes already encoded) to `url` with
     `Content-Type: application/json`, the configured `headers` (resolved `(name,
@@ -132,8 +133,15 @@ async def deliver(
     this one (1 for the first); `without`: header names not to send (a request
     transform's `remove_headers`, the client's `User-Agent` included). Never raises
     for a failed call: a timeout or connection failure is a failed attempt logged as
-    `client_error`."""
-    body = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
+    `client_error`.
+
+    `request_transform`: applied to the request (`svc.outbound.transform`) with
+    `$session_variables` the body's `event.session_variables` (Hasura `Eventing/HTTP.hs`
+    `mkRequest`); the invocation log keeps the original payload and shows the headers
+    sent. A transform that fails is an `error` outcome without a call (the reference
+    marks the event errored, `PESetError`), its log a `client_error` whose message is
+    "Request Transformation Failed" with the error bundle as `errors`."""
+    body: bytes | None = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
     sent = [("Content-Type", "application/json"), *headers]
     if idempotency_key is not None:
         sent.append(("Idempotency-Key", idempotency_key))
@@ -141,15 +149,31 @@ async def deliver(
         gone = {name.lower() for name in without}
         sent = [(k, v) for k, v in sent if k.lower() not in gone]
     request_log = {
-        "payload": msgspec.json.decode(body),
+        "payload": msgspec.json.decode(body) if body else None,
         "headers": _headers_log(sent),
         "version": log_version,
     }
+    method = "POST"
+    if request_transform is not None:
+        original = transform.Request(method, url, tuple(sent), body)
+        try:
+            out, _ = transform.transform_request(
+                request_transform, original, _session_of(request_log["payload"])
+            )
+        except transform.TransformError as exc:
+            data = {"message": "Request Transformation Failed", "errors": exc.errors}
+            response_log = {"type": "client_error", "data": data, "version": log_version}
+            return DeliveryResult("error", None, None, request_log, response_log, 0.0)
+        method, url, sent, body = out.method, out.url, list(out.headers), out.body
+        removed = request_transform.remove_headers if request_transform.has_headers else ()
+        # the client's own headers (User-Agent) go only when not added back
+        without = tuple({*without, *(h for h in removed if out.header(h) is None)})
+        request_log["headers"] = _headers_log(sent)
     http = client or shared_client()
     started = time.perf_counter()
     try:
         answer = await http.request(
-            "POST", url, headers=sent, content=body, timeout=policy.timeout_sec, without=without
+            method, url, headers=sent, content=body, timeout=policy.timeout_sec, without=without
         )
     except OutboundError as exc:
         message = f"{exc.message}: {exc.detail}" if exc.detail else exc.message
@@ -173,6 +197,15 @@ async def deliver(
         return DeliveryResult("success", answer.status, None, request_log, response_log, elapsed)
     wait = retry_after_seconds(answer.header("retry-after"))
     return _failed(answer.status, wait, tries, policy, request_log, response_log, started)
+
+
+def _session_of(payload: Any) -> dict[str, str] | None:
+    """`event.session_variables` of an event body (None when absent: scheduled events)."""
+    event = payload.get("event") if isinstance(payload, dict) else None
+    found = event.get("session_variables") if isinstance(event, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {str(k).lower(): str(v) for k, v in found.items()}
 
 
 def _failed(

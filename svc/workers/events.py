@@ -33,7 +33,7 @@ from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.metadata.event_triggers import EventTrigger
 from svc.metadata.model import Metadata
-from svc.outbound import env_value, render_template, resolve_headers
+from svc.outbound import env_value, render_template, resolve_headers, transform
 from svc.sql.claim import QueueTable
 from svc.workers.delivery import DeliveryResult, RetryPolicy, deliver
 from svc.workers.group_write import GroupWriter
@@ -125,19 +125,11 @@ def policy_of(trigger: EventTrigger) -> RetryPolicy:
 
 
 def webhook_url(trigger: EventTrigger) -> str:
-    """The URL now: a `{{ENV}}` template rendered, or `webhook_from_env` read; plus a
-    request transform's `query_params`. Raises SvcError when a variable is not set."""
+    """The URL now: a `{{ENV}}` template rendered, or `webhook_from_env` read. Raises
+    SvcError when a variable is not set."""
     if trigger.webhook_from_env is not msgspec.UNSET:
-        url = env_value(trigger.webhook_from_env)
-    else:
-        url = render_template(str(trigger.webhook))
-    transform = trigger.request_transform
-    params = transform.get("query_params") if isinstance(transform, dict) else None
-    if isinstance(params, dict) and params:
-        from urllib.parse import urlencode
-
-        url += ("&" if "?" in url else "?") + urlencode({k: str(v) for k, v in params.items()})
-    return url
+        return env_value(trigger.webhook_from_env)
+    return render_template(str(trigger.webhook))
 
 
 def _failed_resolution(exc: SvcError, body: Any, tries: int, policy: RetryPolicy) -> DeliveryResult:
@@ -150,9 +142,8 @@ def _failed_resolution(exc: SvcError, body: Any, tries: int, policy: RetryPolicy
 
 
 async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
-    """One delivery of event `row` with its trigger's configuration."""
-    from svc.workers.transform import apply_transform
-
+    """One delivery of event `row` with its trigger's configuration and request transform
+    (`svc.outbound.transform`, applied by `deliver`)."""
     trigger = info.trigger
     body: Any = event_body(row, info)
     policy = policy_of(trigger)
@@ -160,13 +151,15 @@ async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
     try:
         url = webhook_url(trigger)
         headers = resolve_headers(trigger.header_confs())
+        rt = None
+        if isinstance(trigger.request_transform, dict):
+            rt = transform.parse_request_transform(trigger.request_transform)
     except SvcError as exc:
         return _failed_resolution(exc, body, tries, policy)
-    body, headers, removed = apply_transform(trigger.request_transform, body, headers)
     payload = _encode.encode(body)
     key = str(row["id"])
     return await deliver(
-        url, headers, payload, tries=tries, policy=policy, idempotency_key=key, without=removed
+        url, headers, payload, tries=tries, policy=policy, idempotency_key=key, request_transform=rt
     )
 
 

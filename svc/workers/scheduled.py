@@ -34,7 +34,7 @@ from svc.errors import SvcError
 from svc.execute.db import Database
 from svc.metadata.cron_triggers import CronTrigger, RetryConfST, UrlFromEnv, find_cron_trigger
 from svc.metadata.model import Metadata
-from svc.outbound import HeaderConf, env_value, render_template, resolve_headers
+from svc.outbound import HeaderConf, env_value, render_template, resolve_headers, transform
 from svc.sql.claim import QueueTable
 from svc.workers.cron_events import top_up
 from svc.workers.delivery import DeliveryResult, RetryPolicy, deliver
@@ -71,6 +71,8 @@ class OneOffRow(msgspec.Struct):
     payload: Any = None
     header_conf: tuple[HeaderConf, ...] | None = None
     comment: str | None = None
+    request_transform: dict[str, Any] | None = None
+    response_transform: Any = None
 
 
 def utc_text(timestamp: str) -> str:
@@ -97,9 +99,12 @@ async def _attempt(
     body: dict[str, Any],
     tries: int,
     retry: RetryConfST,
+    request_transform: Any = None,
 ) -> DeliveryResult:
     """One call; an environment variable missing for the URL or a header is a failed
-    attempt logged as `client_error` (retried like any other failure)."""
+    attempt logged as `client_error` (retried like any other failure). A
+    `request_transform` (the stored JSON) is applied by `deliver`; one that fails ends
+    the event `error` (the reference's `SESError`)."""
     policy = RetryPolicy(
         num_retries=retry.num_retries,
         interval_sec=float(retry.retry_interval_seconds),
@@ -107,13 +112,18 @@ async def _attempt(
     )
     try:
         url, pairs = webhook_url(webhook), resolve_headers(headers)
+        rt = None
+        if isinstance(request_transform, dict):
+            rt = transform.parse_request_transform(request_transform)
     except SvcError as exc:
         request = {"payload": body, "headers": [], "version": "1"}
         response = {"type": "client_error", "data": {"message": exc.message}, "version": "1"}
         if tries > retry.num_retries:
             return DeliveryResult("error", None, None, request, response, 0.0)
         return DeliveryResult("retry", None, policy.interval(tries), request, response, 0.0)
-    return await deliver(url, pairs, body, tries=tries, policy=policy, log_version="1")
+    return await deliver(
+        url, pairs, body, tries=tries, policy=policy, log_version="1", request_transform=rt
+    )
 
 
 async def _record(db: Database, table: str, event_id: str, tries: int, r: DeliveryResult) -> None:
@@ -161,8 +171,9 @@ def cron_handler(db: Database, metadata: Callable[[], Metadata]) -> Callable[[Cl
                 "comment": None if trigger.comment is msgspec.UNSET else trigger.comment,
             }
             tries = row.tries + 1
+            rt = None if trigger.request_transform is msgspec.UNSET else trigger.request_transform
             result = await _attempt(
-                trigger.webhook, trigger.headers, _without_nulls(body), tries, trigger.retry
+                trigger.webhook, trigger.headers, _without_nulls(body), tries, trigger.retry, rt
             )
             await _record(db, "hdb_cron_events", row.id, tries, result)
         await _top_up(db, trigger)
@@ -202,7 +213,12 @@ def one_off_handler(db: Database) -> Callable[[Claimed], Any]:
         }
         tries = row.tries + 1
         result = await _attempt(
-            row.webhook_conf, row.header_conf or (), _without_nulls(body), tries, retry
+            row.webhook_conf,
+            row.header_conf or (),
+            _without_nulls(body),
+            tries,
+            retry,
+            row.request_transform,
         )
         await _record(db, "hdb_scheduled_events", row.id, tries, result)
 

@@ -30,12 +30,11 @@ from svc.outbound import (
     render_template,
     resolve_headers,
     shared_client,
+    transform,
 )
 from svc.outbound.forwarded import pass_back
 from svc.session_vars import is_session_variable
 from svc.version import VERSION
-
-from . import transforms
 
 # Client headers never forwarded (hop-by-hop, content negotiation, the engine's own).
 NOT_FORWARDED = frozenset(
@@ -83,13 +82,24 @@ class HandlerError(SvcError):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One request to a handler: URL, headers, the JSON body (object and bytes)."""
+    """One request to a handler: the configured URL and headers, the reference's JSON
+    body, and `sent`, the request after `request_transform` (None: not transformed;
+    `context` is then the transform's context, the `$request` of a response
+    transform)."""
 
     action: Action
     url: str
     headers: list[tuple[str, str]]
     body: dict[str, Any]
-    sent: Any = None  # the body after `request_transform` (None: not transformed)
+    sent: transform.Request | None = None
+    context: transform.Context | None = None
+
+    def request(self) -> transform.Request:
+        """What is sent: the transformed request, else `POST <url>` with the JSON body."""
+        if self.sent is not None:
+            return self.sent
+        content = msgspec.json.encode(self.body)
+        return transform.Request("POST", self.url, tuple(self.headers), content)
 
     def internal(self, error: Any, response: Any = None) -> dict[str, Any]:
         """`extensions.internal` of a failed call (admins only)."""
@@ -98,17 +108,27 @@ class Call:
             "url": self.url,
             "body": self.body,
             "headers": configured,
-            "transformed_request": None
-            if self.sent is None
-            else {
-                "url": self.url,
-                "body": None if self.sent is transforms.REMOVED else self.sent,
-            },
+            "transformed_request": None if self.sent is None else self._transformed(),
         }
         out: dict[str, Any] = {"error": error, "request": request}
         if response is not None:
             out["response"] = response
         return out
+
+    def _transformed(self) -> dict[str, Any]:
+        """The transformed request as the reference's `ToJSON HTTP.Request` shows it."""
+        sent = self.sent
+        assert sent is not None
+        query = sent.url.partition("?")[2]
+        timeout = self.action.definition.timeout_s
+        return {
+            "url": sent.url,
+            "method": sent.method,
+            "headers": [[k, v] for k, v in sent.headers],
+            "body": None if sent.body is None else sent.body.decode("utf-8", "replace"),
+            "query_string": "?" + query if query else "",
+            "response_timeout": str(int(timeout * 1_000_000)),
+        }
 
     @property
     def headers_conf(self) -> tuple[Any, ...]:
@@ -156,10 +176,18 @@ def make_call(
         "request_query": query,
     }
     url = render_template(d.handler)
-    if not d.request_transform:
-        return Call(action, url, list(sent.values()), body)
-    transformed = transforms.request_body(d.request_transform, body, session)
-    return Call(action, url, list(sent.values()), body, transformed)
+    call = Call(action, url, list(sent.values()), body)
+    if not isinstance(d.request_transform, dict):
+        return call
+    rt = transform.parse_request_transform(d.request_transform)
+    try:
+        out, ctx = transform.transform_request(rt, call.request(), session, base_url=url)
+    except transform.TransformError as exc:
+        # Execute/Action.hs: throw500WithDetail "Request Transformation Failed" bundle
+        raise SvcError(
+            ErrorCode.UNEXPECTED, "Request Transformation Failed", internal=exc.errors
+        ) from None
+    return Call(action, url, call.headers, body, out, ctx)
 
 
 def _headers(response: OutboundResponse) -> list[dict[str, str]]:
@@ -182,22 +210,25 @@ def unexpected(call: Call, message: str, internal: Any) -> SvcError:
 async def send(call: Call) -> tuple[Any, OutboundResponse]:
     """POST the call and decode the answer: `(JSON value, response)` for a 2xx answer;
     raises `HandlerError` (4xx) or `unexpected` errors (see the module's text)."""
-    if call.sent is None:
-        content: bytes | None = msgspec.json.encode(call.body)
-    else:
-        content = None if call.sent is transforms.REMOVED else msgspec.json.encode(call.sent)
+    sent = call.request()
     try:
         response = await shared_client().request(
-            "POST",
-            call.url,
-            headers=call.headers,
-            content=content,
+            sent.method,
+            sent.url,
+            headers=sent.headers,
+            content=sent.body,
             timeout=call.action.definition.timeout_s,
+            without=_removed(call),
         )
     except OutboundError as exc:
         detail = "Response timeout" if exc.kind == "timeout" else exc.detail
         internal = call.internal({"type": "http_exception", "message": detail})
         raise unexpected(call, "http exception when calling webhook", internal) from None
+    d = call.action.definition
+    if isinstance(d.response_transform, dict):
+        # Execute/Action.hs: the answer's body is transformed before its status is read
+        body = _transformed_answer(call, response)
+        response = OutboundResponse(response.status, response.headers, body, response.elapsed)
     try:
         value = response.json()
     except (msgspec.DecodeError, UnicodeDecodeError):
@@ -208,15 +239,37 @@ async def send(call: Call) -> tuple[Any, OutboundResponse]:
         for name, cookie in response.headers:
             if name == "set-cookie":  # the reference passes the handler's cookies on
                 pass_back("Set-Cookie", cookie)
-        d = call.action.definition
-        if d.response_transform:
-            session = call.body["session_variables"]
-            value = transforms.response_body(d.response_transform, value, session)
         return value, response
     if 400 <= response.status < 500:
         raise _handler_error(call, response, value)
     internal = call.internal("internal error", _response(response, value))
     raise unexpected(call, "internal error", internal)
+
+
+def _removed(call: Call) -> tuple[str, ...]:
+    """Headers the transform removed that the client would add itself (`User-Agent`)."""
+    rules = call.action.definition.request_transform
+    if call.sent is None or not isinstance(rules, dict):
+        return ()
+    headers = rules.get("request_headers")
+    removed = headers.get("remove_headers") if isinstance(headers, dict) else None
+    names = {str(h).lower() for h in removed or ()}
+    return tuple(n for n in names if call.sent.header(n) is None)
+
+
+def _transformed_answer(call: Call, response: OutboundResponse) -> bytes:
+    """The handler's answer after `response_transform`, as JSON bytes; 500-style
+    `unexpected` "Response Transformation Failed" (internal: the error bundle) when it
+    cannot be evaluated."""
+    rt = transform.parse_response_transform(call.action.definition.response_transform)
+    session = call.body["session_variables"]
+    try:
+        value = transform.apply_response(rt, response.body, response.status, call.context, session)
+    except transform.TransformError as exc:
+        raise SvcError(
+            ErrorCode.UNEXPECTED, "Response Transformation Failed", internal=exc.errors
+        ) from None
+    return msgspec.json.encode(value)
 
 
 def _handler_error(call: Call, response: OutboundResponse, value: Any) -> SvcError:
