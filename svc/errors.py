@@ -25,6 +25,7 @@ class ErrorCode(StrEnum):
     ALREADY_UNTRACKED = "already-untracked"
     BAD_REQUEST = "bad-request"
     BATCH_LIMIT_EXCEEDED = "batch-limit-exceeded"
+    COERCION_ERROR = "coercion-error"  # a remote preset's session value its type refuses
     CONFLICT = "conflict"
     CONSTRAINT_VIOLATION = "constraint-violation"
     CYCLIC_DEPENDENCY = "cyclic-dependency"

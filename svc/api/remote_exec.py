@@ -72,7 +72,15 @@ async def call_remote(
     # The role view decides whether presets apply (`apply_presets`).
     mutation = op.operation == OperationType.MUTATION
     nodes, fragments = apply_presets(
-        entry, role, session, nodes, fragments, mutation=mutation, parents=state.ir.inherited_roles
+        entry,
+        role,
+        session,
+        nodes,
+        fragments,
+        mutation=mutation,
+        parents=state.ir.inherited_roles,
+        variables=req.variables or {},
+        definitions=tuple(op.variable_definitions or ()),
     )
     text, names = remote_document(op, nodes, fragments)
     body: dict[str, Any] = {"query": text}

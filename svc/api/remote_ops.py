@@ -134,14 +134,47 @@ async def add_remote_schema(ctx: Any, body: Any) -> Any:
     return SUCCESS
 
 
+def _check_permissions(md: Metadata, name: str, data: Any) -> None:
+    """Every role's permission on remote `name` still valid against its new introspection
+    `data`, or 400 `unexpected` "cannot continue due to new inconsistent metadata" with the
+    permissions that no longer are in `internal` (the reference's `runUpdateRemoteSchema`:
+    `withNewInconsistentObjsCheck`, each a `remote_schema_permission` object)."""
+    broken = []
+    for perm in rs.find_remote(md, name).permissions or ():  # type: ignore[union-attr]
+        try:
+            check_subset(str(perm.definition.get("schema", "")), data)
+        except SvcError as exc:
+            definition = {
+                "remote_schema": name,
+                "role": perm.role,
+                "definition": perm.definition,
+                "comment": None,
+            }
+            broken.append(
+                {
+                    "definition": definition,
+                    "name": f"remote_schema_permission {perm.role} permission in remote "
+                    f"schema {name}",
+                    "reason": f"Inconsistent object: {exc.message}",
+                    "type": "remote_schema_permission",
+                }
+            )
+    if broken:
+        raise SvcError(
+            ErrorCode.UNEXPECTED,
+            "cannot continue due to new inconsistent metadata",
+            path="$.args",
+            internal=broken,
+        )
+
+
 async def update_remote_schema(ctx: Any, body: Any) -> Any:
     """Replace a remote's definition (introspected first; permissions kept)."""
     md = rs.update_remote_schema(ctx.metadata, body.args)
     entry = rs.parse_remote_schema(body.args)
     _check_customization(entry)
     data = await introspect(entry)
-    for perm in rs.find_remote(md, entry.name).permissions or ():  # type: ignore[union-attr]
-        check_subset(str(perm.definition.get("schema", "")), data)
+    _check_permissions(md, entry.name, data)
     ctx.remotes.record(entry, Introspected(data))
     _check_merged(ctx, md)
     ctx.commit(md)

@@ -43,7 +43,7 @@ from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
 from svc.schema.info import FieldInfo, FieldKind
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_permissions import role_schema
+from svc.schema.remote_permissions import role_introspection
 from svc.schema.remote_registry import RemoteRegistry
 
 REMOTE_INFO = FieldInfo(FieldKind.REMOTE_SCHEMA)
@@ -154,7 +154,12 @@ def _remote_schema(
     access = remote_access(entry, role, enforced=permissions_enabled(), parents=parents)
     if access.whole:
         return build_client_schema(data)  # type: ignore[arg-type]
-    return None if access.sdl is None else role_schema(access.sdl)
+    # The permission is in the remote's own names: customized like the remote's schema.
+    own = None if access.sdl is None else role_introspection(access.sdl)
+    if own is None:
+        return None
+    custom = Customization.of(entry)
+    return build_client_schema(custom.customize(own) if custom is not None else own)  # type: ignore[arg-type]
 
 
 def merge_remotes(
