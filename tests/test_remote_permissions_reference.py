@@ -230,3 +230,15 @@ def test_update_remote_schema_refused_when_a_permission_breaks(srv: ServerProces
     # nothing changed
     out = gql(srv, "{ user { user_id } }", {"X-Svc-Role": "user", "X-Svc-User-Id": "5"})
     assert out == {"data": {"user": {"user_id": 5}}}
+
+
+def test_no_permission_for_admin(srv: ServerProcess) -> None:
+    """`resolveRoleBasedRemoteSchema` (`RemoteSchema/SchemaCache/Permission.hs`): 400
+    `constraint-violation` "cannot define permission for admin role"."""
+    setup(srv, ROLE)
+    args = {"remote_schema": "perms", "role": "admin", "definition": {"schema": ROLE}}
+    out = q(srv, {"type": "add_remote_schema_permissions", "args": args}, 400)
+    assert (out["code"], out["error"]) == (
+        "constraint-violation",
+        "cannot define permission for admin role",
+    )

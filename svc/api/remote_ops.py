@@ -230,6 +230,10 @@ async def add_remote_schema_permissions(ctx: Any, body: Any) -> Any:
             f"permissions for role: {role} for remote schema:{entry.name} already exists",
             path="$.args",
         )
+    if role == ADMIN_ROLE:  # the reference's `resolveRoleBasedRemoteSchema`
+        raise SvcError(
+            ErrorCode.CONSTRAINT_VIOLATION, "cannot define permission for admin role", path="$.args"
+        )
     definition = body.args.get("definition") or {}
     session_names.check_remote_sdl(definition.get("schema"), "$.args.definition.schema")
     found = ctx.remotes.lookup(entry)
