@@ -1,12 +1,17 @@
-"""Kriti's modal lexer, after kriti-lang's `src/Kriti/Parser/Lexer.x` (Alex) and
+r"""Kriti's modal lexer, after kriti-lang's `src/Kriti/Parser/Lexer.x` (Alex) and
 `src/Kriti/Parser/Monad.hs` (positions, start codes).
 
 Four modes (Alex start codes): `0` (top level), `expr` (inside `{{ }}`), `string`
 (inside `"…"`), `literal` (inside `'…'`, only in `expr`). `"` pushes `string`, `{{`
-pushes `expr`, `}}` (only in `expr`) and the closing `"` pop. String text is taken
-verbatim: kriti-lang's string rule is `(\\\\ | \\` | [^"{])+`, so a backslash does not
-escape a quote and `\\n` stays two characters. Adjacent string fragments (`"a{b"` lexes
-as `a`, `{`, `b`) are joined, as kriti-lang's post-lexing pass does.
+pushes `expr`, `}}` (only in `expr`) and the closing `"` pop.
+
+String text is decoded as JSON's escapes are (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`,
+`\r`, `\t`, `\uXXXX`; a surrogate pair gives one character, a lone surrogate U+FFFD as
+Data.Text stores it), plus `\{` for a literal brace (`"\{{"` is the text `{{`):
+kriti-lang's tests (`test/Spec.hs`, "JSON Parsing") require any aeson-encoded JSON
+without `{{` to parse and evaluate to itself. Another backslash is kept as it is.
+Adjacent string fragments (`"a{b"` lexes as `a`, `{`, `b`) are joined, as kriti-lang's
+post-lexing pass does.
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ _INT = re.compile(r"-?[0-9]+")
 _NUM = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+\-]?[0-9]+)?")
 _WHITE = re.compile(r"[ \t\n\r\f\v]+")
 _COMMENT = re.compile(r"#[^\n]*")
-_STRING_RUN = re.compile(r'[^"{]+')
-_LITERAL_RUN = re.compile(r"[^'{]+")
+_STRING_RUN = re.compile(r'[^"{\\]+')
+_LITERAL_RUN = re.compile(r"[^'{\\]+")
+_ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n"}
+_ESCAPES.update({"r": "\r", "t": "\t", "{": "{"})
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _SYMBOLS = (  # longest first
     "{{",
     "==",
@@ -130,9 +138,28 @@ class _Lexer:
                 self.code_mode(mode == "expr")
         return Lexed(_join_strings(self.out), self.last)
 
+    def escape(self) -> None:
+        """A backslash in a string or quoted key: an escape, or itself."""
+        src, pos = self.src, self.pos
+        nxt = src[pos + 1 : pos + 2]
+        if nxt == "u" and _HEX4.match(src, pos + 2):
+            code = int(src[pos + 2 : pos + 6], 16)
+            low = _low_surrogate(src, pos + 6) if 0xD800 <= code <= 0xDBFF else None
+            if low is not None:  # a pair: one character, as JSON means it
+                char = chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
+                self.emit(STRING, 12, char)
+            else:
+                self.emit(STRING, 6, "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code))
+        elif nxt in _ESCAPES:
+            self.emit(STRING, 2, _ESCAPES[nxt])
+        else:
+            self.emit(STRING, 1)
+
     def string_mode(self) -> None:
         src, pos = self.src, self.pos
-        if src.startswith("{{", pos):
+        if src[pos] == "\\":
+            self.escape()
+        elif src.startswith("{{", pos):
             self.emit("{{", 2)
             self.modes.append("expr")
         elif src[pos] == "{":
@@ -150,6 +177,9 @@ class _Lexer:
         if src[pos] == "'":
             self.emit("'", 1)
             self.pop()
+            return
+        if src[pos] == "\\":
+            self.escape()
             return
         m = _LITERAL_RUN.match(src, pos)
         if m is None:
@@ -201,6 +231,14 @@ class _Lexer:
                     self.modes.append("expr")
                 return
         raise self.fail()
+
+
+def _low_surrogate(src: str, pos: int) -> int | None:
+    if src.startswith("\\u", pos) and _HEX4.match(src, pos + 2):
+        code = int(src[pos + 2 : pos + 6], 16)
+        if 0xDC00 <= code <= 0xDFFF:
+            return code
+    return None
 
 
 def _join_strings(tokens: list[Token]) -> tuple[Token, ...]:

@@ -6,14 +6,18 @@
                 right-associative), `== != > < >= <=` (non-associative)
     operand  := primary postfix*
     postfix  := '.' ident | '[' ("'" string "'" | expr) ']'
-              | '?' ('.' ident | '[' … ']')+          (one optional chain)
-    primary  := ident '(' expr ')' | ident | null | true | false | number | string
+              | '?' ('.' ident | '.'? '[' … ']')+     (one optional chain)
+    primary  := ident '(' expr ')' | ident operand | ident | null | true | false | number | string
               | '[' [expr (',' expr)*] ']' | '{' [string ':' expr (',' …)*] '}'
               | '(' expr ')' | '{{' expr '}}' | if | range
     if       := '{{' 'if' expr '}}' expr ('{{' 'elif' expr '}}' expr)*
                 '{{' 'else' '}}' expr '{{' 'end' '}}'
     range    := '{{' 'range' (ident | '_') ',' ident ':=' expr '}}' expr '{{' 'end' '}}'
     string   := '"' (text | '{{' expr '}}')* '"'
+
+`ident operand` (juxtaposition, kriti-lang's `apps atom`: `toLower x.name`) and
+`ident(expr)` both call the function `ident`; postfix steps after `f(x)` apply to the
+result, after `f x.a` they belong to the argument.
 
 Like kriti-lang (whose lexer runs to the end before Happy parses), a syntax error is
 reported at the span the lexer ended on, with the offending token in the message.
@@ -39,15 +43,18 @@ from svc.outbound.kriti.lexer import (
     lex,
 )
 
-MAX_DEPTH = 200  # nesting beyond this is refused (keeps Python's stack safe)
+MAX_DEPTH = 100  # expressions nested deeper are refused (keeps Python's stack safe)
 _KEYWORDS = frozenset({"if", "elif", "else", "end", "null", "range", "in"})
 _PREC = {"in": 1, "||": 2, "&&": 3, "??": 4}
 _COMPARISONS = frozenset({"==", "!=", ">", "<", ">=", "<="})
 _CMP_PREC = 5
+_ARGUMENT_STARTS = frozenset({IDENT, "null", BOOL, INT, NUM, STRING_BEGIN, "{"})
 
 
 def _number(tok: Token) -> int | float:
     text = tok.text
+    if len(text) > 4000:  # beyond Python's int/str conversion limit: a float (maybe inf)
+        return float(text)
     if tok.kind == INT:
         return int(text)
     if "." not in text:
@@ -91,7 +98,7 @@ class _Parser:
         self.i += 1
         return tok
 
-    def nested(self, parse: Callable[[], n.Node]) -> n.Node:
+    def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             tok = self.peek()
@@ -100,6 +107,9 @@ class _Parser:
                 f"ParseError: Nesting deeper than {MAX_DEPTH}.",
                 tok.span if tok else self.last,
             )
+
+    def nested(self, parse: Callable[[], n.Node]) -> n.Node:
+        self.enter()
         try:
             return parse()
         finally:
@@ -113,17 +123,18 @@ class _Parser:
         return node
 
     def expr(self) -> n.Node:
-        return self.nested(self._expr)
-
-    def _expr(self) -> n.Node:
-        cond = self.binary(1)
-        if self.kind() != "?":
-            return cond
-        self.i += 1
-        then = self.expr()
-        self.take(":")
-        other = self.expr()
-        return n.Ternary(cond.span.join(other.span), cond, then, other)
+        self.enter()
+        try:
+            cond = self.binary(1)
+            if self.kind() != "?":
+                return cond
+            self.i += 1
+            then = self.expr()
+            self.take(":")
+            other = self.expr()
+            return n.Ternary(cond.span.join(other.span), cond, then, other)
+        finally:
+            self.depth -= 1
 
     def binary(self, min_prec: int) -> n.Node:
         left = self.operand()
@@ -145,7 +156,10 @@ class _Parser:
 
     def operand(self) -> n.Node:
         node, postfix = self.primary()
-        while postfix:
+        return self.postfix(node) if postfix else node
+
+    def postfix(self, node: n.Node) -> n.Node:
+        while True:
             k = self.kind()
             if k == ".":
                 self.i += 1
@@ -158,16 +172,46 @@ class _Parser:
                 self.i += 1
                 keys: list[str | n.Node] = []
                 while self.kind() in (".", "["):
+                    if self.kind() == "." and self.kind(1) == "[":
+                        self.i += 1  # `?.[…]`, as kriti-lang's pathLookups example writes it
                     if self.kind() == ".":
                         self.i += 1
-                        name = self.take(IDENT)
-                        keys.append(name.text)
+                        keys.append(self.take(IDENT).text)
                     else:
                         keys.append(self.bracket()[0])
                 node = n.OptionalFields(node.span, node, tuple(keys))
             else:
-                break
-        return node
+                return node
+
+    def name_then_bracket(self, name: Token) -> tuple[n.Node, bool]:
+        """`name[…]`: an index (`x[0]`, `x['k']`, `x[$i]`), or `name` applied to an
+        array (`concat [[1], [2]]`, `removeNulls []`) when the brackets hold anything but
+        one expression."""
+        var = n.Var(name.span, name.text)
+        if self.kind(1) == "'":
+            return var, True
+        begin = self.take("[")
+        items: list[n.Node] = []
+        if self.kind() != "]":
+            items.append(self.expr())
+            if self.kind() == "]":
+                end = self.take("]")
+                return n.Field(name.span.join(end.span), var, items[0]), True
+            while self.kind() == ",":
+                self.i += 1
+                items.append(self.expr())
+        end = self.take("]")
+        arg = self.postfix(n.Array(begin.span.join(end.span), tuple(items)))
+        return n.Call(name.span.join(arg.span), name.text, arg), False
+
+    def starts_argument(self) -> bool:
+        """Whether the next token begins a juxtaposed argument (`toLower x.name`,
+        `concat {{ range … }}`): an operand's first token, `{{` unless it opens
+        `else`/`elif`/`end`; not `[`, which indexes (`x[0]`: Happy's `%right '['`)."""
+        k = self.kind()
+        if k == "{{":
+            return self.kind(1) not in ("else", "elif", "end")
+        return k in _ARGUMENT_STARTS
 
     def bracket(self) -> tuple[str | n.Node, Span]:
         self.take("[")
@@ -194,6 +238,11 @@ class _Parser:
                 arg = self.expr()
                 close = self.take(")")
                 return n.Call(tok.span.join(close.span), tok.text, arg), True
+            if self.kind() == "[":
+                return self.name_then_bracket(tok)
+            if self.starts_argument():
+                arg = self.nested(self.operand)
+                return n.Call(tok.span.join(arg.span), tok.text, arg), False
             return n.Var(tok.span, tok.text), True
         if k == "null":
             self.i += 1
@@ -207,9 +256,9 @@ class _Parser:
         if k == STRING_BEGIN:
             return self.string(), True
         if k == "[":
-            return self.nested(self.array), True
+            return self.array(), True
         if k == "{":
-            return self.nested(self.obj), True
+            return self.obj(), True
         if k == "(":
             self.i += 1
             inner = self.expr()
@@ -217,9 +266,9 @@ class _Parser:
             return inner, True
         if k == "{{":
             if self.kind(1) == "if":
-                return self.nested(self.if_), True
+                return self.if_(), True
             if self.kind(1) == "range":
-                return self.nested(self.range_), True
+                return self.range_(), True
             self.i += 1
             inner = self.expr()
             self.take("}}")
