@@ -701,3 +701,47 @@ def test_kriti_error_is_an_exception_with_str() -> None:
     with pytest.raises(KritiError) as info:
         render("{{ $x }}", {})
     assert "Name Error" in str(info.value)
+
+
+# --- RFCs/*.md and README.md examples -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "variables", "expected"),
+    [
+        # RFCs/OptionalChaining.md
+        ("{{ $body?.bar }}", {"$body": {"foo": 1}}, None),
+        ("{{ $body?.bar.baz }}", {"$body": {"foo": 1}}, None),
+        # RFCs/DefaultingOperator.md, RFCs/NullishOperator.md
+        ('{{ null ?? "foo" }}', {}, "foo"),
+        ('{{ null ?? null ?? "goodbye" }}', {}, "goodbye"),
+        ("{{ $body?.bar.baz ?? $bar }}", {"$body": {}, "$bar": 2}, 2),
+        # RFCs/ExtendOperatorAvailability.md: operators and calls without `{{ }}`
+        ("$x > $y", {"$x": 2, "$y": 1}, True),
+        ('escapeUri "foo+!"', {}, "foo%2B%21"),
+        ('{ "foo": $x > $y }', {"$x": 2, "$y": 1}, {"foo": True}),
+        ("1 in [1, 2, 3]", {}, True),
+        ('"a" in { "a": 1, "b": 2}', {}, True),
+        # README.md: `foo?` looks a variable up optionally
+        ("{{ $foo? }}", {}, None),
+        ("[{{ $foo? ?? 1 }}, $bar?]", {"$bar": 2}, [1, 2]),
+        # `$?[1000]` on an object: not a string key, so the chain gives null
+        (
+            '"http://www.{{$.domain}}.com/{{ $?[1000] }}"',
+            {"$": {"domain": "d"}},
+            "http://www.d.com/null",
+        ),
+    ],
+)
+def test_rfc_and_readme_examples(template: str, variables: dict[str, Any], expected: Any) -> None:
+    """RFCs/OptionalChaining.md, RFCs/DefaultingOperator.md, RFCs/NullishOperator.md,
+    RFCs/ExtendOperatorAvailability.md and README.md. (The RFCs' `??` also catching an
+    unbound left operand was not implemented: `src/Kriti/Eval.hs` only replaces null.)"""
+    assert render(template, variables) == expected
+
+
+def test_defaulting_does_not_catch_unbound_variables() -> None:
+    """src/Kriti/Eval.hs `Defaulting`: the left operand's errors propagate."""
+    with pytest.raises(KritiEvalError) as info:
+        render('{{ $foo ?? "goodbye" }}', {})
+    assert info.value.error_code == "Name Error"

@@ -39,6 +39,7 @@ ATOMS = [
     "$body.a.b[0]",
     "$body['a']",
     "$body?.nope.x",
+    "$nope?",
     "$body.list[1]?.name",
     "$nope",
     "x",

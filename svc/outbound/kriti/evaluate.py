@@ -120,6 +120,8 @@ class _Evaluator:
         except KritiError:
             value = None
         keys = [k if isinstance(k, str) else self.eval(k, scope) for k in node.keys]
+        if not keys:
+            return value
         if value is None:
             return None
         if not isinstance(value, dict | list):

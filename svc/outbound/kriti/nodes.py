@@ -59,7 +59,7 @@ class Field(Node):
 @dataclass(frozen=True, slots=True)
 class OptionalFields(Node):
     """`target?.a[0]…`: kriti-lang's `OptionalFieldAccess`, null when any step fails
-    (its span is the target's)."""
+    (its span is the target's); `target?` (no keys) is the target or null when it fails."""
 
     target: Node
     keys: tuple[str | Node, ...]

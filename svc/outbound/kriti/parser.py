@@ -7,6 +7,7 @@
     operand  := primary postfix*
     postfix  := '.' ident | '[' ("'" string "'" | expr) ']'
               | '?' ('.' ident | '.'? '[' … ']')+     (one optional chain)
+              | '?'                                  (`foo?`, before a non-operand)
     primary  := ident '(' expr ')' | ident operand | ident | null | true | false | number | string
               | '[' [expr (',' expr)*] ']' | '{' [string ':' expr (',' …)*] '}'
               | '(' expr ')' | '{{' expr '}}' | if | range
@@ -17,7 +18,10 @@
 
 `ident operand` (juxtaposition, kriti-lang's `apps atom`: `toLower x.name`) and
 `ident(expr)` both call the function `ident`; postfix steps after `f(x)` apply to the
-result, after `f x.a` they belong to the argument.
+result, after `f x.a` they belong to the argument. `name[e]` indexes; `name[a, b]` and
+`name []` apply `name` to the array (`concat [[1], [2]]`, kriti-lang's example27).
+Expressions nested deeper than `MAX_DEPTH` (100) are refused with a `Parse Error`, so
+no template can exhaust Python's stack in the parser or the evaluator.
 
 Like kriti-lang (whose lexer runs to the end before Happy parses), a syntax error is
 reported at the span the lexer ended on, with the offending token in the message.
@@ -48,6 +52,7 @@ _KEYWORDS = frozenset({"if", "elif", "else", "end", "null", "range", "in"})
 _PREC = {"in": 1, "||": 2, "&&": 3, "??": 4}
 _COMPARISONS = frozenset({"==", "!=", ">", "<", ">=", "<="})
 _CMP_PREC = 5
+_OPERAND_ENDS = frozenset({"}}", ",", "]", ")", "}", "??", "&&", "||", "in", *_COMPARISONS})
 _ARGUMENT_STARTS = frozenset({IDENT, "null", BOOL, INT, NUM, STRING_BEGIN, "{"})
 
 
@@ -180,8 +185,19 @@ class _Parser:
                     else:
                         keys.append(self.bracket()[0])
                 node = n.OptionalFields(node.span, node, tuple(keys))
+            elif k == "?" and self.ends_operand(1):
+                self.i += 1  # `foo?`: the value, or null when it fails (README.md)
+                node = n.OptionalFields(node.span, node, ())
             else:
                 return node
+
+    def ends_operand(self, ahead: int) -> bool:
+        """Whether the token `ahead` cannot begin an expression (so a `?` before it is
+        `foo?`, not a ternary)."""
+        k = self.kind(ahead)
+        if k == "{{":
+            return self.kind(ahead + 1) in ("else", "elif", "end")
+        return k is None or k in _OPERAND_ENDS
 
     def name_then_bracket(self, name: Token) -> tuple[n.Node, bool]:
         """`name[…]`: an index (`x[0]`, `x['k']`, `x[$i]`), or `name` applied to an
