@@ -395,3 +395,87 @@ def test_role_without_permission_sees_nothing() -> None:
     user = role_schema(access.sdl)
     assert user is not None and user.query_type is not None
     assert set(user.query_type.fields) == {"hello", "user"}
+
+
+# -- presets at execution (Schema/Remote.hs `argumentsParser`, Execute/Remote.hs
+#    `resolveRemoteVariable`), without a server: the request a role's fields become ------
+def sent(sdl: str, query: str, session: dict[str, str], variables: Any = None) -> str:
+    """The root fields of `query` as sent for a role with permission `sdl` (whitespace
+    left out)."""
+    from graphql import FieldNode, OperationDefinitionNode, parse, print_ast
+
+    from svc.api.remote_presets import _Injector
+
+    perm = role_permission(sdl)
+    assert perm is not None
+    op = parse(query).definitions[0]
+    assert isinstance(op, OperationDefinitionNode)
+    inject = _Injector(perm, session, variables or {}, tuple(op.variable_definitions or ()))
+    nodes = [n for n in op.selection_set.selections if isinstance(n, FieldNode)]
+    return "".join("".join(print_ast(inject.field(n, perm.full.query_type)).split()) for n in nodes)
+
+
+PRESETS = """
+enum Status { READ SENT }
+input Filter { status: Status @preset(value: "x-svc-status")  seen: Boolean @preset(value: "x-svc-seen")
+  score: Float @preset(value: "x-svc-score")  tag: String }
+input Fixed { a: Int @preset(value: 1) }
+input Outer { fixed: Fixed  inner: [Filter]  n: Int }
+type Query { find(f: [Filter], o: Outer = {n: 1}): Int  fixed(x: Fixed!): Int }
+"""
+SESSION = {"x-svc-status": "SENT", "x-svc-seen": "true", "x-svc-score": "2.5"}
+
+
+def test_presets_in_lists_defaults_and_all_preset_objects() -> None:
+    """Each element of a list of input objects gets the presets; an argument left out
+    gets its default value with the presets (`fieldWithDefault`); an all-preset input
+    object is always sent, inside its parent too (`remoteInputObjectParser`'s `Left`)."""
+    out = sent(PRESETS, '{ find(f: [{tag: "a"}, {}]) }', SESSION)
+    assert out == (
+        'find(f:[{status:SENT,seen:true,score:2.5,tag:"a"},{status:SENT,seen:true,score:2.5}]'
+        "o:{fixed:{a:1},n:1})"
+    )
+    assert sent(PRESETS, "{ fixed }", {}) == "fixed(x:{a:1})"
+    by_var = sent(PRESETS, "query($o: Outer) { find(o: $o) }", SESSION, {"o": {"n": 3}})
+    assert by_var == "find(o:{fixed:{a:1},n:3})"
+    unset = sent(PRESETS, "query($o: Outer) { find(o: $o) }", SESSION)
+    assert unset == "find"
+    schema = role_schema(PRESETS)
+    assert schema is not None and schema.get_type("Fixed") is None
+    assert set(schema.get_type("Outer").fields) == {"inner", "n"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("session", "code", "message"),
+    [
+        (
+            {**SESSION, "x-svc-status": "NEW"},
+            "coercion-error",
+            '"NEW" is not one of the valid enum values',
+        ),
+        ({**SESSION, "x-svc-status": "a b"}, "coercion-error", '"a b" is not a valid GraphQL name'),
+        (
+            {**SESSION, "x-svc-seen": "yes"},
+            "coercion-error",
+            '"yes" cannot be coerced into a Boolean value',
+        ),
+        (
+            {**SESSION, "x-svc-score": "x"},
+            "coercion-error",
+            '"x" cannot be coerced into a Float value',
+        ),
+        (
+            {"x-svc-seen": "true"},
+            "not-found",
+            '"x-svc-status" session variable expected, but not found',
+        ),
+    ],
+)
+def test_session_values_coerced_as_the_reference(
+    session: dict[str, str], code: str, message: str
+) -> None:
+    """`resolveRemoteVariable`: enum values checked, Boolean only `true`/`false`, Int and
+    Float read as numbers, a missing variable `not-found`."""
+    with pytest.raises(SvcError) as caught:
+        sent(PRESETS, '{ find(f: {tag: "a"}) }', session)
+    assert (caught.value.code, caught.value.message) == (code, message)

@@ -121,13 +121,14 @@ def test_presets_inside_input_objects(srv: ServerProcess) -> None:
 
 def test_session_preset_errors(srv: ServerProcess) -> None:
     """`resolveRemoteVariable`: a missing session variable is 400 `not-found`, a value its
-    scalar refuses `coercion-error`, with the reference's messages."""
+    scalar refuses `coercion-error`, with the reference's messages (its
+    `argument_presets/execution_with_session_preset_args.yaml`)."""
     setup(srv, NESTED)
     missing = gql(srv, "{ messages(where: {id: {lt: 9}}) { id } }", {"X-Svc-Role": "user"})
-    assert missing["errors"][0]["extensions"]["code"] == "not-found"
+    assert missing["errors"][0]["extensions"] == {"code": "not-found", "path": "$"}
     assert missing["errors"][0]["message"] == '"x-svc-min" session variable expected, but not found'
     bad = gql(srv, "{ messages(where: {id: {lt: 9}}) { id } }", {**USER, "X-Svc-Min": "x"})
-    assert bad["errors"][0]["extensions"]["code"] == "coercion-error"
+    assert bad["errors"][0]["extensions"] == {"code": "coercion-error", "path": "$"}
     assert bad["errors"][0]["message"] == '"x" cannot be coerced into an Int value'
     # a request not touching the preset needs no session variable
     assert gql(srv, "{ hello }", {"X-Svc-Role": "user"}) == {"data": {"hello": "world"}}
@@ -242,3 +243,74 @@ def test_no_permission_for_admin(srv: ServerProcess) -> None:
         "constraint-violation",
         "cannot define permission for admin role",
     )
+
+
+# The reference's argument_presets/add_permission_with_static_preset_argument.yaml, with
+# `includes` (its later version's variable case) added to `messages`.
+STATIC_PRESETS = """
+type User {
+  user_id: Int
+  userMessages(whered: MessageWhereInpObj): [Message]
+  gimmeText(text: String @preset(value: "world")): String
+}
+interface Communication { id: Int!  msg: String! }
+type Message implements Communication { id: Int!  name: String!  msg: String!  errorMsg: String }
+input MessageWhereInpObj { id: IntCompareObj @preset(value: {eq: 2})  name: StringCompareObj }
+input IntCompareObj { eq : Int  gt : Int  lt : Int }
+input StringCompareObj { eq : String }
+input IncludeInpObj { id: [Int] @preset(value: [1, 2])  name: [String] }
+type Photo { height : Int  width  : Int }
+input Dimensions { height : Int @preset(value: 42)  width  : Int @preset(value: 101) }
+type Query {
+  hello: String
+  messages(
+    where: MessageWhereInpObj @preset(value: {id: {eq: 1}})
+    includes: IncludeInpObj
+  ): [Message]
+  user(user_id: Int! @preset(value: 2)): User
+  users(user_ids: [Int]!): [User]
+  message(id: Int!) : Message
+  communications(id: Int): [Communication]
+  profilePicture(dimensions: Dimensions): Photo
+}
+schema { query: Query }
+"""
+
+
+def test_reference_static_preset_execution(srv: ServerProcess) -> None:
+    """The steps of the reference's
+    `argument_presets/execution_with_static_preset_args.yaml`."""
+    setup(srv, STATIC_PRESETS)
+    user = {"X-Svc-Role": "user"}
+    out = gql(srv, "{ messages { id name msg } }", user)
+    assert out == {"data": {"messages": [{"id": 1, "name": "alice", "msg": "You win!"}]}}
+    out = gql(srv, "{ messages(where: {id: {eq: 2}}) { id name msg } }", user)
+    assert out["errors"][0]["extensions"]["code"] == "validation-failed"
+    # (the reference says '"messages" has no argument named "where"'; svc answers
+    # graphql-core's validation messages, as for every field)
+    out = gql(srv, "{ user { user_id userMessages(whered: {}) { id msg } gimmeText } }", user)
+    assert out == {
+        "data": {
+            "user": {
+                "user_id": 2,
+                "userMessages": [{"id": 2, "msg": "You lose!"}],
+                "gimmeText": "world",
+            }
+        }
+    }
+    out = gql(srv, '{ user { userMessages(whered: {name: {eq: "bob"}}) { id msg } } }', user)
+    assert out == {"data": {"user": {"userMessages": [{"id": 2, "msg": "You lose!"}]}}}
+    out = gql(
+        srv,
+        '{ __type(name: "Dimensions") { name fields { name type { name } } }'
+        " profilePicture { width } }",
+        user,
+    )
+    assert out == {"data": {"__type": None, "profilePicture": {"width": 101}}}
+    out = gql(
+        srv,
+        "query($i: IncludeInpObj) { messages(includes: $i) { id } }",
+        user,
+        variables={"i": {"name": ["alice"]}},
+    )
+    assert out == {"data": {"messages": [{"id": 1}]}}
