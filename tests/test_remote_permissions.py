@@ -417,8 +417,12 @@ def sent(sdl: str, query: str, session: dict[str, str], variables: Any = None) -
 
 PRESETS = """
 enum Status { READ SENT }
-input Filter { status: Status @preset(value: "x-svc-status")  seen: Boolean @preset(value: "x-svc-seen")
-  score: Float @preset(value: "x-svc-score")  tag: String }
+input Filter {
+  status: Status @preset(value: "x-svc-status")
+  seen: Boolean @preset(value: "x-svc-seen")
+  score: Float @preset(value: "x-svc-score")
+  tag: String
+}
 input Fixed { a: Int @preset(value: 1) }
 input Outer { fixed: Fixed  inner: [Filter]  n: Int }
 type Query { find(f: [Filter], o: Outer = {n: 1}): Int  fixed(x: Fixed!): Int }
