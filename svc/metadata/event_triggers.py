@@ -7,7 +7,7 @@ A table entry keeps its triggers in `event_triggers` in Hasura's export form:
 
     {name, definition: {enable_manual, insert?: {columns, payload?}, update?, delete?},
      retry_conf: {num_retries, interval_sec, timeout_sec}, webhook | webhook_from_env,
-     headers?, request_transform?}
+     headers?, request_transform?, response_transform?}
 
 `columns` / `payload` are `"*"` or a list of column names. svc extensions (README):
 `retry_conf.backoff` ("exponential") and `retry_conf.max_interval_sec`; `paused`.

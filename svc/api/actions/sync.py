@@ -3,11 +3,15 @@
 Hasura `Execute/Action.hs`).
 
 Request: `POST <handler>` (`{{ENV}}` templates rendered now) with the body `{action:
-{name}, input, session_variables, request_query}` (or what `request_transform` makes of
-it, `svc.api.actions.transforms`); headers: the configured ones, then
+{name}, input, session_variables, request_query}`; headers: the configured ones, then
 `Content-Type: application/json` and `User-Agent: svc/<version>`, then (with
 `forward_client_headers`) the client's headers; a name is sent once, the later source
-winning as in the reference. Waits up to the action's `timeout` (default 30 s).
+winning as in the reference. A `request_transform` rewrites that request whole
+(`svc.outbound.transform`: method, URL, query, headers, body; `$base_url` the rendered
+handler URL); one that fails to evaluate is a 500-style `unexpected` "Request
+Transformation Failed" whose `internal` is the error bundle. A `response_transform`
+rewrites the answer's body before its status is read ("Response Transformation
+Failed"). Waits up to the action's `timeout` (default 30 s).
 
 Answers: 2xx → the JSON body; 4xx → `HandlerError` with the handler's `message` and code
 (`extensions.code`, else `code`, else `unexpected`); anything else, a body that is not
