@@ -111,5 +111,6 @@ def test_pg_spellings_as_before() -> None:
         "create_action",
     }
     # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view,
-    # add_/drop_inherited_role (no pg_: not source-level)
-    assert len(REGISTRY) == 132
+    # add_/drop_inherited_role (no pg_: not source-level), test_webhook_transform,
+    # create_/update_/delete_remote_schema_remote_relationship (no pg_)
+    assert len(REGISTRY) == 136

@@ -259,3 +259,194 @@ def test_relationship_to_a_source_table(srv: ServerProcess) -> None:
         {"type": "delete_remote_relationship", "args": {"table": "profiles", "name": "writings"}},
     )
     assert "writings" not in str(gql(srv, '{ __type(name: "profiles") { fields { name } } }'))
+
+
+def test_joins_are_batched_per_level(srv: ServerProcess, node: GraphQLHttp) -> None:
+    """One call per remote relationship per level of the query, whatever the number of
+    parent rows (the reference's remote joins: one `RemoteJoin` call per join field,
+    `Hasura/GraphQL/Execute/RemoteJoin/Join.hs`): 100 profiles, their posts (a relationship
+    to a table) and the posts' writer, each level joined to the remote → 3 calls."""
+    url = f"http://localhost:{node.port}"
+    q(srv, {"type": "add_remote_schema", "args": {"name": "m", "definition": {"url": url}}})
+    sql = (
+        "CREATE TABLE IF NOT EXISTS notes (id int primary key, profile_id int);"
+        "INSERT INTO notes SELECT g, 1 + g % 100 FROM generate_series(1, 300) g"
+    )
+    q(srv, {"type": "run_sql", "args": {"sql": sql}})
+    q(srv, {"type": "track_table", "args": {"table": "notes"}})
+    q(srv, _to_source("notes", "profiles", "notes", "array", {"id": "profile_id"}))
+    q(srv, _to_source("owner", "notes", "profiles", "object", {"profile_id": "id"}))
+    for table, column in (("profiles", "id"), ("notes", "id")):
+        rel = {
+            "name": "message",
+            "table": table,
+            "definition": {
+                "to_remote_schema": {
+                    "remote_schema": "m",
+                    "lhs_fields": [column],
+                    "remote_field": {"message": {"arguments": {"id": f"${column}"}}},
+                }
+            },
+        }
+        q(srv, {"type": "create_remote_relationship", "args": rel})
+    before = len(node.requests)
+    out = gql(
+        srv,
+        "{ profiles(order_by: {id: asc}) { id message { msg } "
+        "notes(order_by: {id: asc}) { id message { id } owner { id message { name } } } } }",
+    )
+    assert "errors" not in out, out
+    rows = out["data"]["profiles"]
+    assert len(rows) == 100
+    assert rows[0]["message"] == {"msg": "You win!"}
+    assert rows[0]["notes"][0] == {
+        "id": 100,
+        "message": None,
+        "owner": {"id": 1, "message": {"name": "alice"}},
+    }
+    assert rows[1]["notes"][0]["id"] == 1 and rows[1]["notes"][0]["message"] == {"id": 1}
+    assert sum(len(r["notes"]) for r in rows) == 300
+    sent = calls(node, before)
+    assert len(sent) == 3, [s.body["query"][:80] for s in sent]
+
+
+def _type_rel(remote: str, type_name: str, name: str, definition: Any) -> Any:
+    return {
+        "type": "create_remote_schema_remote_relationship",
+        "args": {
+            "remote_schema": remote,
+            "type_name": type_name,
+            "name": name,
+            "definition": definition,
+        },
+    }
+
+
+def test_relationships_of_a_remote_schemas_types(srv: ServerProcess, node: GraphQLHttp) -> None:
+    """`create_remote_schema_remote_relationship` (the reference's remote schema → database
+    and remote schema → remote schema relationships, v2.6+, `RemoteSchemaMetadata`'s
+    `remote_relationships: [{type_name, relationships}]`): a field on the remote's type,
+    in the remote's own names whatever its customization, joined after the remote
+    answered; to a table it takes the `select` field's arguments per parent and offers
+    `<name>_aggregate` (`remoteRelationshipToSourceField`), for roles that may select the
+    table."""
+    url = f"http://localhost:{node.port}"
+    custom = {"root_fields_namespace": "rs", "type_names": {"prefix": "R_"}}
+    q(
+        srv,
+        {
+            "type": "add_remote_schema",
+            "args": {"name": "r", "definition": {"url": url, "customization": custom}},
+        },
+    )
+    sql = (
+        "CREATE TABLE IF NOT EXISTS tags (id int primary key, message_id int, label text);"
+        "INSERT INTO tags SELECT g, 1 + g % 3, 'l' || g FROM generate_series(1, 9) g"
+    )
+    q(srv, {"type": "run_sql", "args": {"sql": sql}})
+    q(srv, {"type": "track_table", "args": {"table": "tags"}})
+    to_tags = {
+        "to_source": {
+            "source": "default",
+            "table": "tags",
+            "relationship_type": "array",
+            "field_mapping": {"id": "message_id"},
+        }
+    }
+    q(srv, _type_rel("r", "Message", "tags", to_tags))
+    to_profile = {**to_tags, "to_source": {**to_tags["to_source"], "table": "profiles"}}
+    to_profile["to_source"].update(relationship_type="object", field_mapping={"id": "id"})
+    q(srv, _type_rel("r", "Message", "profile", to_profile))
+    to_remote = {
+        "to_remote_schema": {
+            "remote_schema": "r",
+            "lhs_fields": ["user_id"],
+            "remote_field": {"message": {"arguments": {"id": "$user_id"}}},
+        }
+    }
+    q(srv, _type_rel("r", "User", "first", to_remote))
+    before = len(node.requests)
+    out = gql(
+        srv,
+        "{ rs { messages { __typename id profile { id name } "
+        "tags(order_by: {id: desc}, limit: 2) { label } tags_aggregate { aggregate { count } } } "
+        "user(user_id: 2) { user_id first { msg } } } }",
+    )
+    assert "errors" not in out, out
+    messages = out["data"]["rs"]["messages"]
+    assert messages[0] == {
+        "__typename": "R_Message",
+        "id": 1,
+        "profile": {"id": 1, "name": "p1"},
+        "tags": [{"label": "l9"}, {"label": "l6"}],
+        "tags_aggregate": {"aggregate": {"count": 3}},
+    }
+    assert [m["tags"] for m in messages[1:]] == [
+        [{"label": "l7"}, {"label": "l4"}],
+        [{"label": "l8"}, {"label": "l5"}],
+    ]
+    assert out["data"]["rs"]["user"] == {"user_id": 2, "first": {"msg": "You lose!"}}
+    sent = calls(node, before)
+    assert len(sent) == 2  # the root call and one for `first`
+    assert "__svc_j_id: id" in sent[0].body["query"] and "tags" not in sent[0].body["query"]
+    # A role without select on tags sees `profile` only.
+    q(
+        srv,
+        {
+            "type": "pg_create_select_permission",
+            "args": {
+                "role": "viewer",
+                "table": "profiles",
+                "permission": {"columns": ["id", "name"], "filter": {}},
+            },
+        },
+    )
+    resp = srv.client.post(
+        "/v1/graphql",
+        json={"query": '{ __type(name: "R_Message") { fields { name } } }'},
+        headers={"X-Svc-Role": "viewer"},
+    )
+    names = {f["name"] for f in resp.json()["data"]["__type"]["fields"]}
+    assert "profile" in names and "tags" not in names and "tags_aggregate" not in names
+    # Names that do not exist are refused, in the remote's own names.
+    for bad, where in (
+        (_type_rel("r", "R_Message", "x", to_tags), "R_Message"),
+        (
+            _type_rel(
+                "r",
+                "Message",
+                "x",
+                {**to_tags, "to_source": {**to_tags["to_source"], "field_mapping": {"nope": "id"}}},
+            ),
+            "nope",
+        ),
+        (
+            _type_rel(
+                "r",
+                "Message",
+                "x",
+                {**to_tags, "to_source": {**to_tags["to_source"], "table": "nowhere"}},
+            ),
+            "nowhere",
+        ),
+    ):
+        err = q(srv, bad, status=400)
+        assert where in err["error"], err
+    # exported with the remote schema, read back identically; deleted
+    export = q(srv, {"type": "export_metadata", "args": {}})
+    (entry,) = [r for r in export["remote_schemas"] if r["name"] == "r"]
+    assert [g["type_name"] for g in entry["remote_relationships"]] == ["Message", "User"]
+    q(srv, {"type": "replace_metadata", "args": export})
+    assert q(srv, {"type": "export_metadata", "args": {}}) == export
+    for type_name, name in (("Message", "tags"), ("Message", "profile"), ("User", "first")):
+        q(
+            srv,
+            {
+                "type": "delete_remote_schema_remote_relationship",
+                "args": {"remote_schema": "r", "type_name": type_name, "name": name},
+            },
+        )
+    export = q(srv, {"type": "export_metadata", "args": {}})
+    assert "remote_relationships" not in next(
+        r for r in export["remote_schemas"] if r["name"] == "r"
+    )

@@ -472,6 +472,7 @@ class GraphQLService:
         body: bytes | None = None,
         client: str | None = None,
         counted: bool = False,
+        internal: bool = False,
     ) -> bytes:
         """The `{"data": …}` body of one request; raises `SvcError`. With the allow-list
         enabled a non-admin request must be listed (`allow_text`, default the query, is
@@ -479,11 +480,12 @@ class GraphQLService:
         `body` are given is remembered for `answer_again`. The role's API limits apply
         (`svc.api.limits`: rate first, unless the request was `counted` already, then
         depth, nodes and introspection of the cached document), all before any database
-        round trip."""
+        round trip. An `internal` request (svc's own, joining a relationship of a request
+        that passed these checks) is not held to the allow-list."""
         limits = self.limits(state, role)
         if limits.rate is not None and not counted:
             self.count(role, limits, session, client)
-        if self.allowlist and not is_admin(role):
+        if self.allowlist and not is_admin(role) and not internal:
             check_allowed(state, role, req.query if allow_text is None else allow_text)
         key = (role, req.query, req.operationName)
         prepared: Prepared | None = state.plans.get(key)

@@ -25,7 +25,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import find_remote
 from svc.outbound import forwarded
 from svc.plan.operation import root_type
-from svc.plan.remote_fields import remote_document
+from svc.plan.remote_fields import remote_document, strip_nodes
 from svc.schema.remote_custom import Customization
 
 NOT_SUPPORTED = "subscription to remote server is not supported"
@@ -48,6 +48,9 @@ async def call_remote(
     entry = find_remote(state.metadata, name)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {name} does not exist")
+    if entry.remote_relationships and schema is not None:
+        # relationships of the remote's types: their join fields are asked for instead
+        nodes, fragments, _ = strip_nodes(schema, fragments, root_type(schema, op), nodes)
     custom = Customization.of(entry)
     back = None
     if custom is not None and schema is not None:

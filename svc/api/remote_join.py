@@ -37,18 +37,21 @@ from graphql.execution.values import get_argument_values
 
 from svc.api.remote_call import post_graphql, request_headers
 from svc.api.remote_translate import Translation
+from svc.api.source_join import join_source
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.remote_schemas import RemoteRelationship, find_remote
+from svc.metadata.remote_schemas import RemoteRelationship, SourceJoin, find_remote
 from svc.outbound import forwarded
-from svc.plan.remote_fields import HIDDEN, field_chain, rel_of, used_names
+from svc.plan.remote_fields import HIDDEN, Joined, field_chain, rel_of, used_names
 from svc.schema.remote_custom import Customization
 
 
 @dataclass
 class JoinWork:
     """What stitching reads: the role's schema, the document's fragments, coerced
-    variables, the operation, the session and client headers; `found` collects
-    `(object, alias, relationship, field nodes)` per relationship occurrence."""
+    variables, the operation, the session and client headers, and (for joins to a
+    table, `svc.api.source_join`) the GraphQL service, the role and the request's own
+    variables; `found` collects `(object, alias, relationship, field nodes, arguments,
+    field definition)` per relationship occurrence."""
 
     schema: GraphQLSchema
     fragments: dict[str, FragmentDefinitionNode]
@@ -56,7 +59,10 @@ class JoinWork:
     op: OperationDefinitionNode
     session: dict[str, str]
     client: list[tuple[str, str]] | None
-    found: list[tuple[dict[str, Any], str, RemoteRelationship, list[FieldNode], Any, Any]] = field(
+    service: Any = None
+    role: str = ""
+    raw_variables: dict[str, Any] = field(default_factory=dict)
+    found: list[tuple[dict[str, Any], str, Joined, list[FieldNode], Any, Any]] = field(
         default_factory=list
     )
 
@@ -74,11 +80,12 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
         if rel is not None:
             fdef = parent.fields[nodes[0].name.value]
             given = get_argument_values(fdef, nodes[0], work.variables)
-            remote = (fdef.extensions["svc_remote_schema"], fdef.extensions["svc_remote_path"])
-            work.found.append((value, alias, rel, nodes, given, remote))
+            work.found.append((value, alias, rel, nodes, given, fdef))
             continue
         fdef = parent.fields.get(nodes[0].name.value)
         sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+        # Under an abstract type of a remote the object's own type is not known here:
+        # relationships of remote types are joined on object-typed paths only.
         if fdef is not None and sub and value.get(alias) is not None:
             _walk(
                 work,
@@ -93,11 +100,12 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
 async def stitch(
     state: Any, work: JoinWork, data: dict[str, Any], root: Any, fields: dict[str, list[FieldNode]]
 ) -> None:
-    """Fetch and write every remote relationship field inside `data` (see the module)."""
+    """Fetch and write every remote relationship field inside `data` (see the module),
+    in the answers of database and remote root fields alike."""
     for alias, nodes in fields.items():
         fdef = root.fields.get(nodes[0].name.value)
         sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
-        if fdef is None or "svc_remote" in fdef.extensions or not sub:
+        if fdef is None or not sub:
             continue
         _walk(
             work,
@@ -105,13 +113,16 @@ async def stitch(
             data.get(alias),
             SelectionSetNode(selections=tuple(sub)),
         )
-    groups: dict[tuple[Any, ...], tuple[RemoteRelationship, Any, list[Any]]] = {}
-    for obj, alias, rel, nodes, given, remote in work.found:
+    groups: dict[tuple[Any, ...], tuple[Joined, Any, list[Any]]] = {}
+    for obj, alias, rel, nodes, given, fdef in work.found:
         shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
-        key = (rel.table, rel.name, shape)
-        groups.setdefault(key, (rel, remote, []))[2].append((obj, alias, nodes, given))
-    for rel, remote, items in groups.values():
-        await _join(state, work, rel, _translation(state, rel, remote), items)
+        key = (str(rel.table), nodes[0].name.value, shape)
+        groups.setdefault(key, (rel, fdef, []))[2].append((obj, alias, nodes, given))
+    for rel, fdef, items in groups.values():
+        if isinstance(rel, SourceJoin):
+            await join_source(state, work, rel, fdef, items)
+        else:
+            await _join(state, work, rel, _translation(state, rel, fdef), items)
     for obj, *_ in work.found:
         for k in [k for k in obj if k.startswith("\0")]:
             del obj[k]
@@ -157,8 +168,8 @@ class Target:
     chain: list[tuple[str, dict[str, Any]]]  # remote_field's levels, customized names
 
 
-def _translation(state: Any, rel: RemoteRelationship, remote: Any) -> Target:
-    schema, path = remote
+def _translation(state: Any, rel: RemoteRelationship, fdef: Any) -> Target:
+    schema, path = fdef.extensions["svc_remote_schema"], fdef.extensions["svc_remote_path"]
     entry = find_remote(state.metadata, rel.remote_schema)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")

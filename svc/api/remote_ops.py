@@ -26,7 +26,12 @@ from graphql import (
 from svc.api.op_context import SUCCESS, Before
 from svc.api.op_registry import SYNC_ONLY, Operation, pg
 from svc.api.remote_fetch import ensure, fetch, introspect
-from svc.api.remote_rel_ops import delete_remote_relationship, relationship_op
+from svc.api.remote_rel_ops import (
+    delete_remote_relationship,
+    delete_type_relationship,
+    relationship_op,
+    type_relationship_op,
+)
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
 from svc.metadata import session_names
@@ -336,11 +341,16 @@ async def refuse_conflicts(ctx: Any, body: Any, before: Before, result: Any) -> 
     return result
 
 
-def _op(name: str, handler: Any) -> Operation:
+def _op(name: str, handler: Any, aliases: tuple[str, ...] | None = None) -> Operation:
     # These operations commit through `Context.commit`; no stored-query check applies
     # to them (none was ever wrapped around them).
     return Operation(
-        name=name, handler=handler, args=None, read_only=False, checks=SYNC_ONLY, aliases=pg(name)
+        name=name,
+        handler=handler,
+        args=None,
+        read_only=False,
+        checks=SYNC_ONLY,
+        aliases=pg(name) if aliases is None else aliases,
     )
 
 
@@ -354,6 +364,10 @@ OPERATIONS = [
     _op("create_remote_relationship", relationship_op(update=False)),
     _op("update_remote_relationship", relationship_op(update=True)),
     _op("delete_remote_relationship", delete_remote_relationship),
+    # not source-level: no `pg_` spelling, as in the reference
+    _op("create_remote_schema_remote_relationship", type_relationship_op(update=False), ()),
+    _op("update_remote_schema_remote_relationship", type_relationship_op(update=True), ()),
+    _op("delete_remote_schema_remote_relationship", delete_type_relationship, ()),
 ]
 """The remote schema and remote relationship operations (also `pg_`-prefixed); their
 arguments are decoded by `svc.metadata.remote_schemas`."""

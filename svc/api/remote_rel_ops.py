@@ -1,7 +1,9 @@
 """Metadata operations of remote relationships (spec 4.7): `create`/`update`/
 `delete_remote_relationship`, each checked against the remote's introspection (400
 `remote-schema-error`), and `run_sql` following column renames into them
-(`Check.REMOTE_RENAMES`). Listed in `svc.api.remote_ops.OPERATIONS`.
+(`Check.REMOTE_RENAMES`); the relationships of a remote schema's types
+(`create`/`update`/`delete_remote_schema_remote_relationship`, to a table or another
+remote). Listed in `svc.api.remote_ops.OPERATIONS`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from graphql import (
     GraphQLInputObjectType,
     GraphQLList,
     GraphQLNonNull,
+    GraphQLObjectType,
     GraphQLSchema,
     build_client_schema,
     coerce_input_value,
@@ -24,6 +27,8 @@ from svc.api.op_context import Before
 from svc.catalog.diff import catalog_changes
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
+from svc.metadata import remote_type_relationships as trr
+from svc.metadata.model import DEFAULT_SOURCE
 
 SUCCESS = {"message": "success"}
 Handler = Callable[[Any, Any], Awaitable[Any]]
@@ -147,3 +152,78 @@ async def follow_renames(ctx: Any, body: Any, before: Before, result: Any) -> An
         if md is not ctx.metadata:
             ctx.commit(md, on_new="keep")
     return result
+
+
+def _introspected(ctx: Any, name: str) -> GraphQLSchema | None:
+    """Remote `name`'s schema in its own names (None when it is not introspected)."""
+    entry = rs.find_remote(ctx.metadata, name)
+    if entry is None:
+        raise _rel_error(f"remote schema with name {name!r} does not exist")
+    found = ctx.remotes.lookup(entry)
+    return None if found is None or found.data is None else build_client_schema(found.data)
+
+
+def _check_type_relationship(ctx: Any, raw: Any) -> None:
+    """400 errors for a relationship of a remote schema's type naming a type, field,
+    table, column or remote field that does not exist (`remote-schema-error`, `not-exists`
+    for a source or table), checked against the remotes' own names as the reference's
+    `validateRemoteSchemaRelationship` does."""
+    remote, type_name, stored = trr.parse_type_relationship_args(raw)
+    schema = _introspected(ctx, remote)
+    to_source = rs.source_definition(stored)
+    lhs = (
+        [a for a, _ in to_source["field_mapping"]]
+        if to_source is not None
+        else list(rs.relationship_definition(stored)["svc_fields"])
+    )
+    if schema is not None:
+        owner = schema.get_type(type_name)
+        if not isinstance(owner, GraphQLObjectType):
+            raise _rel_error(f"object with name {type_name!r} not found in {remote!r}")
+        for name in lhs:
+            if name not in owner.fields:
+                raise _rel_error(f"field with name {name!r} not found in type {type_name!r}")
+    if to_source is None:
+        d = rs.relationship_definition(stored)
+        target = _introspected(ctx, d["remote_schema"])
+        if target is not None:
+            _check_remote_field(target, d["remote_field"], lhs)
+        return
+    if to_source["source"] != DEFAULT_SOURCE:
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"source with name {to_source['source']!r} not found",
+            path="$.args.definition.to_source.source",
+        )
+    table = ctx.ir.tables.get(to_source["table"])
+    if table is None:
+        raise SvcError(
+            ErrorCode.NOT_EXISTS,
+            f"table {to_source['table'].quoted()} is not tracked",
+            path="$.args.definition.to_source.table",
+        )
+    for _, column in to_source["field_mapping"]:
+        if table.column(column) is None:
+            raise SvcError(
+                ErrorCode.NOT_EXISTS,
+                f'no such column exists : "{column}"',
+                path="$.args.definition.to_source.field_mapping",
+            )
+
+
+def type_relationship_op(update: bool) -> Handler:
+    """The handler of `create_remote_schema_remote_relationship` (`update`: `update_…`):
+    check the definition against the remotes and the tables, then store."""
+
+    async def handler(ctx: Any, body: Any) -> Any:
+        _check_type_relationship(ctx, body.args)
+        ctx.commit(trr.put_type_relationship(ctx.metadata, body.args, update=update))
+        return SUCCESS
+
+    return handler
+
+
+async def delete_type_relationship(ctx: Any, body: Any) -> Any:
+    """Remove `{remote_schema, type_name, name}` (400 `not-exists`)."""
+    ctx.commit(trr.delete_type_relationship(ctx.metadata, body.args))
+    return SUCCESS

@@ -112,7 +112,17 @@ async def run_steps(
             service, state, role, session, prepared, variables, run.projector.pending, timeout
         )
     if StepKind.REMOTE_JOIN in kinds:
-        work = JoinWork(schema, prepared.fragments, variables, op, session, run.client)
+        work = JoinWork(
+            schema,
+            prepared.fragments,
+            variables,
+            op,
+            session,
+            run.client,
+            service,
+            role,
+            req.variables or {},
+        )
         await stitch(state, work, run.data, root, run.fields)
     body: dict[str, Any] = {"data": {a: run.data.get(a) for a in run.fields}}
     if run.errors:

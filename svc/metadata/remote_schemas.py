@@ -48,12 +48,30 @@ class RemotePermission(msgspec.Struct, frozen=True):
 
 
 class RemoteSchema(msgspec.Struct, frozen=True, kw_only=True):
-    """A `remote_schemas.yaml` entry."""
+    """A `remote_schemas.yaml` entry; `remote_relationships` (`[{type_name,
+    relationships: [{name, definition}]}]`, relationships of the remote's types) are read
+    by `svc.metadata.remote_type_relationships`."""
 
     name: str
     definition: RemoteSchemaDef
     comment: str | None = None
     permissions: tuple[RemotePermission, ...] | None = None
+    remote_relationships: JSON = None
+
+
+class RemoteType(msgspec.Struct, frozen=True):
+    """An object type of a remote schema, in the remote's own names: the owner of a
+    remote schema's remote relationship."""
+
+    remote_schema: str
+    type_name: str
+
+    def quoted(self) -> str:
+        """`remote_schema.type_name`, for messages."""
+        return f"{self.remote_schema}.{self.type_name}"
+
+    def __str__(self) -> str:
+        return self.quoted()
 
 
 def remote_sdls(entry: RemoteSchema) -> dict[str, str]:
@@ -68,11 +86,13 @@ def remote_sdls(entry: RemoteSchema) -> dict[str, str]:
 
 
 class RemoteRelationship(msgspec.Struct, frozen=True, kw_only=True):
-    """A remote relationship of a table: join columns `svc_fields`, the `remote_schema`
-    and `remote_field` (`{field: {arguments, field?}}`, arguments with `$column`s)."""
+    """A remote relationship to a remote schema: of a table (`table` a `QualifiedName`,
+    join columns `svc_fields`) or of a remote schema's type (`table` a `RemoteType`, join
+    fields of that type), the `remote_schema` and `remote_field` (`{field: {arguments,
+    field?}}`, arguments with `$field`s)."""
 
     name: str
-    table: QualifiedName
+    table: QualifiedName | RemoteType
     svc_fields: tuple[str, ...]
     remote_schema: str
     remote_field: dict[str, Any]
@@ -135,7 +155,8 @@ def add_remote_schema(md: Metadata, raw: dict[str, Any]) -> Metadata:
     return msgspec.structs.replace(md, remote_schemas=(*md.remote_schemas, raw))
 
 
-def _index(md: Metadata, name: str) -> int:
+def remote_index(md: Metadata, name: str) -> int:
+    """The position of remote schema `name` in `md.remote_schemas`; 400 `not-exists`."""
     for i, raw in enumerate(md.remote_schemas):
         if isinstance(raw, dict) and raw.get("name") == name:
             return i
@@ -147,10 +168,18 @@ def _index(md: Metadata, name: str) -> int:
 def remove_remote_schema(md: Metadata, name: str) -> Metadata:
     """`md` without remote schema `name`; 400 `not-exists`; 400 `dependency-error` while
     a remote relationship uses it (the reference refuses, it never cascades here)."""
-    i = _index(md, name)
+    i = remote_index(md, name)
     users = [r for r in remote_relationships(md) if r.remote_schema == name]
+    users += [
+        r
+        for r in type_relationships(md)
+        if isinstance(r, RemoteRelationship)
+        and r.remote_schema == name
+        and isinstance(r.table, RemoteType)
+        and r.table.remote_schema != name
+    ]
     if users:
-        names = ", ".join(f'remote_relationship {r.name} in table "{r.table.name}"' for r in users)
+        names = ", ".join(f"remote_relationship {r.name} in {_owner(r.table)}" for r in users)
         raise SvcError(
             ErrorCode.DEPENDENCY_ERROR,
             f"cannot drop due to the following dependent objects : {names}",
@@ -160,15 +189,22 @@ def remove_remote_schema(md: Metadata, name: str) -> Metadata:
     return msgspec.structs.replace(md, remote_schemas=kept)
 
 
+def _owner(owner: QualifiedName | RemoteType) -> str:
+    if isinstance(owner, RemoteType):
+        return f'remote schema "{owner.remote_schema}" type "{owner.type_name}"'
+    return f'table "{owner.name}"'
+
+
 def update_remote_schema(md: Metadata, raw: dict[str, Any]) -> Metadata:
-    """`md` with remote schema `raw["name"]`'s definition replaced (its permissions
-    kept); 400 `not-exists`."""
+    """`md` with remote schema `raw["name"]`'s definition replaced (its permissions and
+    remote relationships kept); 400 `not-exists`."""
     entry = parse_remote_schema(raw)
-    i = _index(md, entry.name)
+    i = remote_index(md, entry.name)
     old = md.remote_schemas[i]
     new = {**raw}
-    if isinstance(old, dict) and old.get("permissions"):
-        new["permissions"] = old["permissions"]
+    for kept in ("permissions", "remote_relationships"):
+        if isinstance(old, dict) and old.get(kept):
+            new[kept] = old[kept]
     schemas = (*md.remote_schemas[:i], new, *md.remote_schemas[i + 1 :])
     return msgspec.structs.replace(md, remote_schemas=schemas)
 
@@ -191,7 +227,7 @@ def role_grants(entry: RemoteSchema, *, without: str | None = None) -> list[dict
 def replace_role_grants(md: Metadata, name: str, permissions: list[Any]) -> Metadata:
     """`md` with the permissions list of remote schema `name` replaced (an empty list
     removes the key)."""
-    i = _index(md, name)
+    i = remote_index(md, name)
     entry = dict(md.remote_schemas[i])
     if permissions:
         entry["permissions"] = permissions
@@ -417,3 +453,68 @@ def rename_join_columns(md: Metadata, table: QualifiedName, names: dict[str, str
             )
         return _with_table(md, i, msgspec.structs.replace(entry, remote_relationships=tuple(rels)))
     return md
+
+
+# -- relationships of a remote schema's types ------------------------------------------
+
+
+class SourceJoin(msgspec.Struct, frozen=True, kw_only=True):
+    """A relationship from a remote schema's type to a table (`definition.to_source`,
+    the reference's `ToSourceRelationshipDef` on a remote schema, v2.6+): `field_mapping`
+    pairs (the type's field, in the remote's own names → the target's column); `kind`
+    `object` or `array`. `table` is the owner, named as `RemoteRelationship`'s."""
+
+    name: str
+    table: RemoteType
+    source: str
+    target: QualifiedName
+    kind: str
+    field_mapping: tuple[tuple[str, str], ...]
+
+    @property
+    def svc_fields(self) -> tuple[str, ...]:
+        """The owner's join fields (the mapping's left side), in the remote's names."""
+        return tuple(lhs for lhs, _ in self.field_mapping)
+
+
+def _type_relationship(owner: RemoteType, raw: Any) -> RemoteRelationship | SourceJoin | None:
+    """The typed relationship `raw` (`{name, definition}`), None when it does not parse
+    (`parse_type_relationship` refused it when it was written)."""
+    try:
+        to_source = source_definition(raw)
+        if to_source is not None:
+            return SourceJoin(
+                name=raw["name"],
+                table=owner,
+                source=to_source["source"],
+                target=to_source["table"],
+                kind=to_source["relationship_type"],
+                field_mapping=to_source["field_mapping"],
+            )
+        d = relationship_definition(raw)
+    except SvcError:
+        return None
+    return RemoteRelationship(
+        name=raw["name"],
+        table=owner,
+        svc_fields=d["svc_fields"],
+        remote_schema=d["remote_schema"],
+        remote_field=dict(d["remote_field"]),
+    )
+
+
+def type_relationships(md: Metadata) -> list[RemoteRelationship | SourceJoin]:
+    """Every relationship of every remote schema's types (`remote_relationships:
+    [{type_name, relationships: [{name, definition}]}]`), typed, in document order."""
+    out: list[RemoteRelationship | SourceJoin] = []
+    for raw in md.remote_schemas:
+        groups = raw.get("remote_relationships") if isinstance(raw, dict) else None
+        for group in groups if isinstance(groups, list) else ():
+            if not isinstance(group, dict) or not isinstance(group.get("type_name"), str):
+                continue
+            owner = RemoteType(str(raw["name"]), group["type_name"])
+            for rel_raw in group.get("relationships") or ():
+                rel = _type_relationship(owner, rel_raw)
+                if rel is not None:
+                    out.append(rel)
+    return out

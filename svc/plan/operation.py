@@ -35,7 +35,7 @@ from svc.plan.outside import (
     remote_step,
     selects_outside,
 )
-from svc.plan.remote_fields import remote_relationships
+from svc.plan.remote_fields import remote_relationships, strip_nodes
 from svc.plan.sources import mutation_source, query_source
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
 
@@ -147,7 +147,11 @@ def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
         nodes: list[FieldNode] = [n for a in aliases for n in fields[a]]
         entry = by_name.get(name)
         if entry is not None:
-            steps.append(remote_step(entry, aliases, nodes, op, given.fragments))
+            frags = given.fragments
+            if entry.remote_relationships:  # relationships of the remote's own types
+                nodes, frags, found = strip_nodes(given.schema, frags, root, nodes)
+                joins += remote_joins(found, given.remotes, len(steps))
+            steps.append(remote_step(entry, aliases, nodes, op, frags))
     for alias, nodes in fields.items():
         if kinds[alias] == StepKind.ACTION:
             field = root.fields[nodes[0].name.value]

@@ -25,10 +25,10 @@ from graphql import (
 )
 from graphql.execution.collect_fields import collect_fields
 
-from svc.metadata.remote_schemas import RemoteRelationship, RemoteSchema
+from svc.metadata.remote_schemas import RemoteSchema, SourceJoin
 from svc.outbound.headers import HeaderConf
 from svc.plan.nodes import Param, SessionJson, VarRef
-from svc.plan.remote_fields import field_chain, remote_document
+from svc.plan.remote_fields import Joined, field_chain, remote_document
 from svc.plan.steps import ActionLogStep, HttpStep, JoinStep, StepKind
 from svc.schema.info import FieldKind
 
@@ -132,7 +132,7 @@ def remote_step(
 
 
 def remote_joins(
-    rels: list[RemoteRelationship], remotes: tuple[RemoteSchema, ...], source: int
+    rels: list[Joined], remotes: tuple[RemoteSchema, ...], source: int
 ) -> list[JoinStep]:
     """One `REMOTE_JOIN` step per remote relationship found (each once), reading the
     rows of step `source`."""
@@ -141,6 +141,17 @@ def remote_joins(
     for rel in rels:
         key = (str(rel.table), rel.name)
         if key in out:
+            continue
+        if isinstance(rel, SourceJoin):
+            out[key] = JoinStep(
+                StepKind.REMOTE_JOIN,
+                source,
+                f"{rel.table}.{rel.name}",
+                f"source {rel.source}",
+                rel.field_mapping,
+                "",
+                {"to_source": {"table": str(rel.target), "relationship_type": rel.kind}},
+            )
             continue
         chain = field_chain(rel.remote_field)
         args = chain[-1][1] if chain else {}

@@ -29,9 +29,10 @@ from graphql import (
 )
 
 from svc.metadata.model import Metadata
-from svc.metadata.remote_schemas import RemoteRelationship
+from svc.metadata.remote_schemas import RemoteRelationship, SourceJoin
 
 HIDDEN = "__svc_j_"
+Joined = RemoteRelationship | SourceJoin  # what a relationship field of another place is
 
 
 def has_remote_relationships(md: Metadata) -> bool:
@@ -39,14 +40,15 @@ def has_remote_relationships(md: Metadata) -> bool:
     return any(entry.remote_relationships for entry in md.tables)
 
 
-def rel_of(parent: Any, name: str) -> RemoteRelationship | None:
-    """The remote relationship field `name` of type `parent` answers, None for others."""
+def rel_of(parent: Any, name: str) -> Joined | None:
+    """The remote relationship field `name` of type `parent` answers (of a table or of a
+    remote schema's type; to a remote or to a table), None for others."""
     fields = getattr(parent, "fields", None)
     f = fields.get(name) if fields else None
     if f is None:
         return None
     rel = f.extensions.get("svc_remote_rel")
-    return rel if isinstance(rel, RemoteRelationship) else None
+    return rel if isinstance(rel, RemoteRelationship | SourceJoin) else None
 
 
 def used_names(
@@ -92,7 +94,7 @@ def remote_document(
 
 
 def _rewrite(
-    schema: GraphQLSchema, sel: SelectionSetNode, parent: Any, found: list[RemoteRelationship]
+    schema: GraphQLSchema, sel: SelectionSetNode, parent: Any, found: list[Joined]
 ) -> SelectionSetNode:
     out: list[Any] = []
     for node in sel.selections:
@@ -144,19 +146,10 @@ def _rewrite(
     return SelectionSetNode(selections=tuple(out))
 
 
-def remote_relationships(
-    schema: GraphQLSchema,
-    fragments: dict[str, FragmentDefinitionNode],
-    op: OperationDefinitionNode,
-) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], list[RemoteRelationship]]:
-    """`op` and `fragments` with remote relationship fields replaced by their join
-    columns, and the relationships found (one per occurrence, in document order)."""
-    root = {
-        "mutation": schema.mutation_type,
-        "subscription": schema.subscription_type,
-    }.get(op.operation.value, schema.query_type)
-    found: list[RemoteRelationship] = []
-    sel = _rewrite(schema, op.selection_set, root, found)
+def _rewrite_fragments(
+    schema: GraphQLSchema, fragments: dict[str, FragmentDefinitionNode], found: list[Joined]
+) -> dict[str, FragmentDefinitionNode]:
+    """`fragments` rewritten as `_rewrite` does selections."""
     out: dict[str, FragmentDefinitionNode] = {}
     for name, frag in fragments.items():
         inner = _rewrite(
@@ -169,6 +162,23 @@ def remote_relationships(
             selection_set=inner,
             variable_definitions=frag.variable_definitions,
         )
+    return out
+
+
+def remote_relationships(
+    schema: GraphQLSchema,
+    fragments: dict[str, FragmentDefinitionNode],
+    op: OperationDefinitionNode,
+) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode], list[Joined]]:
+    """`op` and `fragments` with remote relationship fields replaced by their join
+    columns, and the relationships found (one per occurrence, in document order)."""
+    root = {
+        "mutation": schema.mutation_type,
+        "subscription": schema.subscription_type,
+    }.get(op.operation.value, schema.query_type)
+    found: list[Joined] = []
+    sel = _rewrite(schema, op.selection_set, root, found)
+    out = _rewrite_fragments(schema, fragments, found)
     new_op = OperationDefinitionNode(
         operation=op.operation,
         name=op.name,
@@ -177,6 +187,22 @@ def remote_relationships(
         selection_set=sel,
     )
     return new_op, out, found
+
+
+def strip_nodes(
+    schema: GraphQLSchema,
+    fragments: dict[str, FragmentDefinitionNode],
+    root: Any,
+    nodes: list[FieldNode],
+) -> tuple[list[FieldNode], dict[str, FragmentDefinitionNode], list[Joined]]:
+    """Root fields `nodes` (of type `root`, sent to a remote) and `fragments` with the
+    relationship fields of the remote's types replaced by their join fields under hidden
+    aliases (the remote answers those; the join fills the relationship in), and the
+    relationships found."""
+    found: list[Joined] = []
+    sel = _rewrite(schema, SelectionSetNode(selections=tuple(nodes)), root, found)
+    out = _rewrite_fragments(schema, fragments, found)
+    return [n for n in sel.selections if isinstance(n, FieldNode)], out, found
 
 
 def strip_relationships(

@@ -97,9 +97,12 @@ class JoinStep:
     """Fill relationship fields inside the answer of step `source` (an index into
     `OperationPlan.steps`) once it ran.
 
-    `REMOTE_JOIN`: a table's remote relationship `relationship` (`table.name`) to remote
-    schema `target`; per distinct set of join values ONE request to `url` (aliased
-    fields `f0`, `f1`, … calling `field`, its `$column` arguments read from the rows).
+    `REMOTE_JOIN`: a remote relationship `relationship` (`table.name`, or
+    `remote.Type.name` for one of a remote schema's type) to remote schema `target`; per
+    distinct set of join values ONE request to `url` (aliased fields `f0`, `f1`, …
+    calling `field`, its `$column` arguments read from the rows); or, `target`
+    `source <name>` (`remote_field` `{to_source: …}`), to a table: ONE statement with a
+    root field per distinct set of join values.
     `ACTION_JOIN`: an action output type's relationship to table `target`, answered for
     every object of the action's answer by ONE statement (`svc.plan.action_rels`).
     `mapping` pairs (source field, target argument or column).

@@ -40,10 +40,17 @@ from svc.config import remote_schema_permissions
 from svc.ir.role_view import remote_access
 from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import Metadata
-from svc.metadata.remote_schemas import RemoteRelationship, remote_relationships, remote_schemas
+from svc.metadata.remote_schemas import (
+    RemoteRelationship,
+    RemoteType,
+    SourceJoin,
+    remote_relationships,
+    remote_schemas,
+    type_relationships,
+)
 from svc.schema.info import FieldInfo, FieldKind
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_permissions import role_introspection
+from svc.schema.remote_permissions import permission_problem, role_introspection
 from svc.schema.remote_registry import RemoteRegistry
 
 REMOTE_INFO = FieldInfo(FieldKind.REMOTE_SCHEMA)
@@ -147,15 +154,22 @@ class _Remote:
 
 
 def _remote_schema(
-    role: str, data: dict[str, Any], entry: Any, parents: Mapping[str, tuple[str, ...]]
+    role: str,
+    data: dict[str, Any],
+    entry: Any,
+    parents: Mapping[str, tuple[str, ...]],
+    original: dict[str, Any] | None = None,
 ) -> GraphQLSchema | None:
     """The remote as `role` sees it (the role view decides): whole, or its permission's
-    subset (None: nothing); `parents`: the inherited roles."""
+    subset (None: nothing, also when the remote's `original` introspection refutes the
+    permission, an inconsistency); `parents`: the inherited roles."""
     access = remote_access(entry, role, enforced=permissions_enabled(), parents=parents)
     if access.whole:
         return build_client_schema(data)  # type: ignore[arg-type]
     # The permission is in the remote's own names: customized like the remote's schema.
-    own = None if access.sdl is None else role_introspection(access.sdl)
+    if access.sdl is None or (original is not None and permission_problem(access.sdl, original)):
+        return None
+    own = role_introspection(access.sdl)
     if own is None:
         return None
     custom = Customization.of(entry)
@@ -184,7 +198,7 @@ def merge_remotes(
             continue
         custom = Customization.of(entry)
         data = custom.customize(found.data) if custom is not None else found.data
-        remote = _remote_schema(role, data, entry, parents)
+        remote = _remote_schema(role, data, entry, parents, found.data)
         if remote is None:
             continue
         namespace = custom.namespace if custom is not None else None
@@ -195,6 +209,7 @@ def merge_remotes(
     mutation = _root("mutation_root", schema.mutation_type, [p.mutation for p in merged])
     subscription = _root("subscription_root", schema.subscription_type, [p.query for p in merged])
     _add_relationships(schema, md, merged, unresolved)
+    _add_type_relationships(schema, md, merged, unresolved)
     new = GraphQLSchema(
         query,
         mutation,
@@ -299,31 +314,46 @@ def _add_relationships(
                 reason = f'field "{path}" not found in remote schema "{rel.remote_schema}"'
                 unresolved.append((rel, reason))
             continue
-        target, fixed = found
-        # The remote field's other arguments stay the client's to give; an input object
-        # the relationship fills in part is merged with the client's at execution.
-        suffix = f"_remote_rel_{obj.name}{rel.name}"
-        args: dict[str, GraphQLArgument] = {}
-        for n, a in sorted(target.args.items()):
-            if n not in fixed:
-                args[n] = a
-            elif isinstance(fixed[n], dict):
-                partial = _partial(a.type, fixed[n], suffix)
-                if partial is not None:
-                    args[n] = GraphQLArgument(partial, a.default_value)
-        # the remote as this role sees it, in customized names: what execution sends in
-        ext = {
-            "svc": REMOTE_REL_INFO,
-            "svc_remote_rel": rel,
-            "svc_remote_schema": part.schema,
-            "svc_remote_path": path,  # remote_field in the customized names
-            "svc_join_fields": joins,  # the join fields' GraphQL names (`svc_fields` order)
-        }
-        obj.fields[rel.name] = GraphQLField(target.type, args, extensions=ext)
+        field, fixed = found
+        obj.fields[rel.name] = _remote_rel_field(rel, obj, field, fixed, part, path, joins)
         # The reference lists the fields of a type with remote relationships by name.
         ordered = sorted(obj.fields.items())
         obj.fields.clear()
         obj.fields.update(ordered)
+
+
+def _remote_rel_field(
+    rel: RemoteRelationship,
+    obj: GraphQLObjectType,
+    target: GraphQLField,
+    fixed: dict[str, Any],
+    part: _Remote,
+    path: Any,
+    joins: tuple[str, ...],
+) -> GraphQLField:
+    """The field of relationship `rel` on `obj`, answered by remote field `target` of
+    remote `part` (`path`: its remote_field in the customized names, `joins`: the join
+    fields' GraphQL names, `svc_fields` order). The remote field's other arguments stay
+    the client's to give; an input object the relationship fills in part is merged with
+    the client's at execution."""
+    suffix = f"_remote_rel_{obj.name}{rel.name}"
+    args: dict[str, GraphQLArgument] = {}
+    for n, a in sorted(target.args.items()):
+        if n not in fixed:
+            args[n] = a
+        elif isinstance(fixed[n], dict):
+            partial = _partial(a.type, fixed[n], suffix)
+            if partial is not None:
+                args[n] = GraphQLArgument(partial, a.default_value)
+    # the remote as this role sees it, in customized names: what execution sends in
+    ext = {
+        "svc": REMOTE_REL_INFO,
+        "svc_remote_rel": rel,
+        "svc_remote_schema": part.schema,
+        "svc_remote_path": path,
+        "svc_join_fields": joins,
+    }
+    return GraphQLField(target.type, args, extensions=ext)
 
 
 def _partial(t: Any, fixed: Any, suffix: str) -> Any:
@@ -343,3 +373,105 @@ def _partial(t: Any, fixed: Any, suffix: str) -> Any:
             if inner is not None:
                 fields[n] = GraphQLInputField(inner, f.default_value)
     return GraphQLInputObjectType(t.name + suffix, fields) if fields else None
+
+
+def _select_roots(schema: GraphQLSchema) -> dict[Any, dict[FieldKind, tuple[str, GraphQLField]]]:
+    """Each table's `select` and `select_aggregate` root fields in `schema` (name, field)."""
+    out: dict[Any, dict[FieldKind, tuple[str, GraphQLField]]] = {}
+    root = schema.query_type
+    kinds = (FieldKind.SELECT, FieldKind.SELECT_AGGREGATE)
+    for name, field in root.fields.items() if root else ():
+        info = field.extensions.get("svc")
+        if isinstance(info, FieldInfo) and info.kind in kinds and info.table is not None:
+            out.setdefault(info.table.name, {})[info.kind] = (name, field)
+    return out
+
+
+def _add_type_relationships(
+    schema: GraphQLSchema,
+    md: Metadata,
+    merged: list[_Remote],
+    unresolved: list[tuple[Any, str]] | None,
+) -> None:
+    """Add each relationship of a remote schema's type (`type_relationships`) as a field
+    of that type as the role sees it, in the customized names: to a table, the table's
+    object (object relationship) or its list with the `select` field's arguments and
+    `<name>_aggregate` (array relationship, when the role may aggregate), as the
+    reference's `remoteRelationshipToSourceField`; to another remote, as a table's
+    relationship to a remote. Left out when the role does not see the type, a join field,
+    the table (its `select` field) or a mapped column in its filter; one whose type,
+    field or target does not exist is reported to `unresolved`."""
+    rels = type_relationships(md)
+    if not rels:
+        return
+    by_name = {p.name: p for p in merged}
+    roots = _select_roots(schema)
+    for rel in rels:
+        owner = rel.table
+        part = by_name.get(owner.remote_schema) if isinstance(owner, RemoteType) else None
+        if part is None or not isinstance(owner, RemoteType):
+            continue
+        custom = part.custom
+        obj = part.schema.get_type(custom.type_name(owner.type_name) if custom else owner.type_name)
+        if not isinstance(obj, GraphQLObjectType):
+            if unresolved is not None:
+                unresolved.append((rel, f"object with name {owner.type_name!r} not found"))
+            continue
+        joins = tuple(
+            custom.field_name(owner.type_name, f) if custom else f for f in rel.svc_fields
+        )
+        if not all(j in obj.fields for j in joins):
+            continue
+        if isinstance(rel, SourceJoin):
+            _add_source_join(obj, rel, joins, roots.get(rel.target) or {})
+        else:
+            target = by_name.get(rel.remote_schema)
+            if target is None:
+                continue
+            path = target.path(rel.remote_field)
+            found = _target_field(target.schema, path)
+            if found is None:
+                if unresolved is not None:
+                    names = ".".join(_field_path(rel.remote_field))
+                    reason = f'field "{names}" not found in remote schema "{rel.remote_schema}"'
+                    unresolved.append((rel, reason))
+                continue
+            field, fixed = found
+            obj.fields[rel.name] = _remote_rel_field(rel, obj, field, fixed, target, path, joins)
+
+
+def _add_source_join(
+    obj: GraphQLObjectType,
+    rel: SourceJoin,
+    joins: tuple[str, ...],
+    roots: dict[FieldKind, tuple[str, GraphQLField]],
+) -> None:
+    """The fields of one relationship from a remote type to a table (see above)."""
+    select = roots.get(FieldKind.SELECT)
+    if select is None:
+        return
+    root_name, root = select
+    where = root.args.get("where")
+    where_type = get_named_type(where.type) if where is not None else None
+    filterable = where_type.fields if isinstance(where_type, GraphQLInputObjectType) else {}
+    info = root.extensions["svc"].table
+    columns = [info.column(c) for _, c in rel.field_mapping]
+    if any(c is None or c.gql_name not in filterable for c in columns):
+        return  # the role may not filter by a mapped column: the join cannot run
+    ext = {
+        "svc": REMOTE_REL_INFO,
+        "svc_remote_rel": rel,
+        "svc_join_fields": joins,
+        "svc_source_root": root_name,
+        "svc_source_columns": tuple(c.gql_name for c in columns if c is not None),
+    }
+    if rel.kind == "object":
+        named: Any = get_named_type(root.type)
+        obj.fields[rel.name] = GraphQLField(named, extensions=ext)
+        return
+    obj.fields[rel.name] = GraphQLField(root.type, root.args, extensions=ext)
+    aggregate = roots.get(FieldKind.SELECT_AGGREGATE)
+    if aggregate is not None:
+        agg_ext = {**ext, "svc_source_root": aggregate[0]}
+        agg = aggregate[1]
+        obj.fields[f"{rel.name}_aggregate"] = GraphQLField(agg.type, agg.args, extensions=agg_ext)
