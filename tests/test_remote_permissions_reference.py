@@ -314,3 +314,29 @@ def test_reference_static_preset_execution(srv: ServerProcess) -> None:
         variables={"i": {"name": ["alice"]}},
     )
     assert out == {"data": {"messages": [{"id": 1}]}}
+
+
+def test_permission_the_remote_refutes_is_inconsistent(srv: ServerProcess) -> None:
+    """`buildRemoteSchemaPermissions` (`RemoteSchema/SchemaCache/Build.hs`): each
+    permission is checked against the remote at every build; one that fails is an
+    inconsistent `remote_schema_permission` (`moiName`: "remote_schema_permission <role>
+    permission in remote schema <name>") and its role sees nothing of the remote."""
+    setup(srv, ROLE)
+    md = q(srv, {"type": "export_metadata", "args": {}})
+    md["remote_schemas"][0]["definition"]["url"] = "http://localhost:4022"
+    body = {"metadata": md, "allow_inconsistent_metadata": True}
+    q(srv, {"type": "replace_metadata", "args": body})
+    issues = q(srv, {"type": "get_inconsistent_metadata", "args": {}})["inconsistent_objects"]
+    assert [(i["type"], i["name"]) for i in issues] == [
+        (
+            "remote_schema_permission",
+            "remote_schema_permission user permission in remote schema perms",
+        )
+    ]
+    assert issues[0]["definition"]["role"] == "user"
+    assert issues[0]["reason"].startswith(
+        "Inconsistent object: validation for the given role-based schema failed"
+    )
+    hidden = gql(srv, "{ hello }", {"X-Svc-Role": "user"})
+    assert hidden["errors"][0]["extensions"]["code"] == "validation-failed"
+    assert gql(srv, "{ hello }", {}) == {"data": {"hello": "world"}}  # admin

@@ -64,6 +64,7 @@ from graphql import (
 )
 
 from svc.errors import ErrorCode, SvcError
+from svc.ir.model import Inconsistency
 from svc.session_vars import is_session_variable
 
 PRESET = "preset"
@@ -683,6 +684,62 @@ def check_subset(sdl: str, data: dict[str, Any]) -> None:
             f"Could not find type with name {_q(missing)}",
             path="$.args",
         )
+
+
+_PROBLEMS: dict[tuple[str, int], tuple[dict[str, Any], str | None]] = {}
+
+
+def permission_problem(sdl: str, data: dict[str, Any]) -> str | None:
+    """Why a permission's `sdl` is not valid against the remote's introspection `data`
+    (`check_subset`'s message), None when it is; remembered per (SDL, introspection). The
+    reference checks every permission at each schema build: one that fails is an
+    inconsistent `remote_schema_permission` and gives its role nothing of the remote
+    (`buildRemoteSchemaPermissions`)."""
+    key = (sdl, id(data))
+    hit = _PROBLEMS.get(key)
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    try:
+        check_subset(sdl, data)
+        problem = None
+    except SvcError as exc:
+        problem = exc.message
+    if len(_PROBLEMS) > 1024:
+        _PROBLEMS.clear()
+    _PROBLEMS[key] = (data, problem)
+    return problem
+
+
+def permission_issues(name: str, raw: Any, data: dict[str, Any]) -> list[Inconsistency]:
+    """The permissions of remote `name` (`raw`: its metadata entry) that its introspection
+    `data` refutes, as the reference lists them: `type: remote_schema_permission`, named
+    `remote_schema_permission <role> permission in remote schema <name>` (`moiName`), the
+    definition the `add_remote_schema_permissions` arguments."""
+    out = []
+    perms = raw.get("permissions") if isinstance(raw, dict) else None
+    for perm in perms or ():
+        if not isinstance(perm, dict):
+            continue
+        definition = perm.get("definition")
+        sdl = definition.get("schema") if isinstance(definition, dict) else None
+        problem = permission_problem(str(sdl or ""), data)
+        if problem is None:
+            continue
+        role = perm.get("role")
+        out.append(
+            Inconsistency(
+                "remote_schema_permission",
+                {
+                    "remote_schema": name,
+                    "role": role,
+                    "definition": definition,
+                    "comment": perm.get("comment"),
+                },
+                f"Inconsistent object: {problem}",
+                name=f"remote_schema_permission {role} permission in remote schema {name}",
+            )
+        )
+    return out
 
 
 def _undefined_type(doc: DocumentNode) -> str | None:

@@ -19,6 +19,7 @@ import msgspec
 from svc.ir.model import Inconsistency
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
+from svc.schema.remote_permissions import permission_issues
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,9 @@ class RemoteRegistry:
 def remote_issues(md: Metadata, remotes: RemoteRegistry) -> list[Inconsistency]:
     """The remote schemas of `md` that could not be introspected (`type: remote_schema`,
     the reason their error): served without their fields, listed by
-    `get_inconsistent_metadata`, warned about by `/healthz`."""
+    `get_inconsistent_metadata`, warned about by `/healthz`; and the permissions their
+    introspection refutes (`type: remote_schema_permission`, `permission_issues`), whose
+    roles see nothing of the remote."""
     out = []
     raw_by_name = {r.get("name"): r for r in md.remote_schemas if isinstance(r, dict)}
     for entry in remote_schemas(md):
@@ -79,4 +82,6 @@ def remote_issues(md: Metadata, remotes: RemoteRegistry) -> list[Inconsistency]:
                     relationship=entry.name,
                 )
             )
+        elif found is not None and found.data is not None and entry.permissions:
+            out.extend(permission_issues(entry.name, raw_by_name.get(entry.name), found.data))
     return out
