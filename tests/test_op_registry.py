@@ -54,7 +54,13 @@ def test_duplicates_are_refused() -> None:
 
 
 def test_flags_derived_from_the_records() -> None:
-    reads = {"export_metadata", "get_inconsistent_metadata", "get_catalog_state", "select"}
+    reads = {
+        "export_metadata",
+        "get_inconsistent_metadata",
+        "get_catalog_state",
+        "select",
+        "test_webhook_transform",
+    }
     assert reads == READ_ONLY
     assert {"select"} == ROLE_OPERATIONS
 

@@ -228,6 +228,6 @@ OPERATIONS.append(
         handler=test_webhook_transform,
         args=TestWebhookTransform,
         read_only=True,
-        checks=frozenset(),
+        checks=SYNC_ONLY,  # a no-op: it changes neither the document nor the catalog
     )
 )
