@@ -178,14 +178,36 @@ def test_event_trigger_delivery_is_transformed(srv: ServerProcess, hook: HttpFix
         "webhook": "{{HOOK_BASE}}/evt",
         "insert": {"columns": "*"},
         "request_transform": transform,
+        "response_transform": {"version": 2, "body": {"action": "remove"}},
     }
     ok(srv, {"type": "pg_create_event_trigger", "args": trigger})
+    exported = ok(srv, {"type": "export_metadata", "args": {}})
+    kept = _find_trigger(exported, "item_moved")  # kept and exported (EventTriggerConf)
+    assert (kept["request_transform"], kept["response_transform"]) == (
+        transform,
+        trigger["response_transform"],
+    )
     sql(srv, "insert into item values (1, 'one')")
     req = arrived(hook, "/evt/moved")
     assert (req.method, req.path) == ("PUT", "/evt/moved?op=INSERT")
     assert req.headers["x-id"] == "1"
     assert "user-agent" not in req.headers
     assert req.json() == {"id": 1, "name": "one"}
+
+
+def _find_trigger(doc: Any, name: str) -> Any:
+    if isinstance(doc, dict):
+        for trigger in doc.get("event_triggers") or ():
+            if trigger.get("name") == name:
+                return trigger
+        values: Any = doc.values()
+    else:
+        values = doc if isinstance(doc, list) else ()
+    for value in values:
+        found = _find_trigger(value, name)
+        if found is not None:
+            return found
+    return None
 
 
 def test_event_trigger_transform_failure_errors_the_event(srv: ServerProcess) -> None:
