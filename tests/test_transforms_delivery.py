@@ -193,6 +193,19 @@ def test_event_trigger_delivery_is_transformed(srv: ServerProcess, hook: HttpFix
     assert req.headers["x-id"] == "1"
     assert "user-agent" not in req.headers
     assert req.json() == {"id": 1, "name": "one"}
+    # Eventing/HTTP.hs invokeRequest: the logged answer is the transformed one
+    deadline = time.monotonic() + 10
+    rows: list[list[Any]] = []
+    while not rows and time.monotonic() < deadline:
+        rows = sql(
+            srv,
+            "select l.response::text from hdb_catalog.event_invocation_logs l "
+            "join hdb_catalog.event_log e on e.id = l.event_id "
+            "where e.trigger_name = 'item_moved'",
+        )
+        time.sleep(0.1)
+    assert rows, "no invocation logged"
+    assert json.loads(rows[0][0])["data"]["body"] == "null"
 
 
 def _find_trigger(doc: Any, name: str) -> Any:

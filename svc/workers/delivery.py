@@ -125,6 +125,7 @@ async def deliver(
     client: OutboundClient | None = None,
     without: Sequence[str] = (),
     request_transform: transform.RequestTransform | None = None,
+    response_transform: transform.ResponseTransform | None = None,
 ) -> DeliveryResult:
     """POST `payload` (JSON-encodable, or bytes already encoded) to `url` with
     `Content-Type: application/json`, the configured `headers` (resolved `(name,
@@ -140,7 +141,10 @@ async def deliver(
     `mkRequest`); the invocation log keeps the original payload and shows the headers
     sent. A transform that fails is an `error` outcome without a call (the reference
     marks the event errored, `PESetError`), its log a `client_error` whose message is
-    "Request Transformation Failed" with the error bundle as `errors`."""
+    "Request Transformation Failed" with the error bundle as `errors`.
+    `response_transform`: the answer's body is transformed before it is logged (Hasura
+    `Eventing/HTTP.hs` `invokeRequest`); a failure is a failed attempt logged as
+    `client_error` whose message is the error bundle's JSON."""
     body: bytes | None = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
     sent = [("Content-Type", "application/json"), *headers]
     if idempotency_key is not None:
@@ -154,10 +158,11 @@ async def deliver(
         "version": log_version,
     }
     method = "POST"
+    context: transform.Context | None = None
     if request_transform is not None:
         original = transform.Request(method, url, tuple(sent), body)
         try:
-            out, _ = transform.transform_request(
+            out, context = transform.transform_request(
                 request_transform, original, _session_of(request_log["payload"])
             )
         except transform.TransformError as exc:
@@ -183,10 +188,26 @@ async def deliver(
             "version": log_version,
         }
         return _failed(None, None, tries, policy, request_log, response_log, started)
+    answer_body = answer.body
+    if response_transform is not None:
+        session = _session_of(request_log["payload"])
+        try:
+            value = transform.apply_response(
+                response_transform, answer.body, answer.status, context, session
+            )
+        except transform.TransformError as exc:
+            message = msgspec.json.encode(exc.errors).decode()
+            response_log = {
+                "type": "client_error",
+                "data": {"message": message},
+                "version": log_version,
+            }
+            return _failed(None, None, tries, policy, request_log, response_log, started)
+        answer_body = msgspec.json.encode(value)
     response_log = {
         "type": "webhook_response",
         "data": {
-            "body": _body_text(answer.body),
+            "body": _body_text(answer_body),
             "headers": _headers_log(answer.headers),
             "status": answer.status,
         },

@@ -151,15 +151,24 @@ async def attempt(info: TriggerInfo, row: dict[str, Any]) -> DeliveryResult:
     try:
         url = webhook_url(trigger)
         headers = resolve_headers(trigger.header_confs())
-        rt = None
+        rt, rs = None, None
         if isinstance(trigger.request_transform, dict):
             rt = transform.parse_request_transform(trigger.request_transform)
+        if isinstance(trigger.response_transform, dict):
+            rs = transform.parse_response_transform(trigger.response_transform)
     except SvcError as exc:
         return _failed_resolution(exc, body, tries, policy)
     payload = _encode.encode(body)
     key = str(row["id"])
     return await deliver(
-        url, headers, payload, tries=tries, policy=policy, idempotency_key=key, request_transform=rt
+        url,
+        headers,
+        payload,
+        tries=tries,
+        policy=policy,
+        idempotency_key=key,
+        request_transform=rt,
+        response_transform=rs,
     )
 
 

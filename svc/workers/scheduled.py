@@ -100,11 +100,13 @@ async def _attempt(
     tries: int,
     retry: RetryConfST,
     request_transform: Any = None,
+    response_transform: Any = None,
 ) -> DeliveryResult:
     """One call; an environment variable missing for the URL or a header is a failed
     attempt logged as `client_error` (retried like any other failure). A
     `request_transform` (the stored JSON) is applied by `deliver`; one that fails ends
-    the event `error` (the reference's `SESError`)."""
+    the event `error` (the reference's `SESError`); a `response_transform` rewrites the
+    logged answer."""
     policy = RetryPolicy(
         num_retries=retry.num_retries,
         interval_sec=float(retry.retry_interval_seconds),
@@ -112,9 +114,11 @@ async def _attempt(
     )
     try:
         url, pairs = webhook_url(webhook), resolve_headers(headers)
-        rt = None
+        rt, rs = None, None
         if isinstance(request_transform, dict):
             rt = transform.parse_request_transform(request_transform)
+        if isinstance(response_transform, dict):
+            rs = transform.parse_response_transform(response_transform)
     except SvcError as exc:
         request = {"payload": body, "headers": [], "version": "1"}
         response = {"type": "client_error", "data": {"message": exc.message}, "version": "1"}
@@ -122,7 +126,14 @@ async def _attempt(
             return DeliveryResult("error", None, None, request, response, 0.0)
         return DeliveryResult("retry", None, policy.interval(tries), request, response, 0.0)
     return await deliver(
-        url, pairs, body, tries=tries, policy=policy, log_version="1", request_transform=rt
+        url,
+        pairs,
+        body,
+        tries=tries,
+        policy=policy,
+        log_version="1",
+        request_transform=rt,
+        response_transform=rs,
     )
 
 
@@ -172,8 +183,9 @@ def cron_handler(db: Database, metadata: Callable[[], Metadata]) -> Callable[[Cl
             }
             tries = row.tries + 1
             rt = None if trigger.request_transform is msgspec.UNSET else trigger.request_transform
+            rs = None if trigger.response_transform is msgspec.UNSET else trigger.response_transform
             result = await _attempt(
-                trigger.webhook, trigger.headers, _without_nulls(body), tries, trigger.retry, rt
+                trigger.webhook, trigger.headers, _without_nulls(body), tries, trigger.retry, rt, rs
             )
             await _record(db, "hdb_cron_events", row.id, tries, result)
         await _top_up(db, trigger)
@@ -219,6 +231,7 @@ def one_off_handler(db: Database) -> Callable[[Claimed], Any]:
             tries,
             retry,
             row.request_transform,
+            row.response_transform,
         )
         await _record(db, "hdb_scheduled_events", row.id, tries, result)
 
