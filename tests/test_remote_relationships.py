@@ -4,6 +4,7 @@ on a free port so this module never shares a port with the corpus fixtures)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from tests.fixture_servers.remote_graphql import GraphQLHttp
 from tests.fixture_servers.remote_node import _apollo, node_4000
+from tests.http_fixture import HttpFixture, Reply
 from tests.support import ServerProcess, create_database, free_port
 
 
@@ -450,3 +452,53 @@ def test_relationships_of_a_remote_schemas_types(srv: ServerProcess, node: Graph
     assert "remote_relationships" not in next(
         r for r in export["remote_schemas"] if r["name"] == "r"
     )
+
+
+def test_remote_relationships_of_rows_an_action_relationship_reads(
+    srv: ServerProcess, node: GraphQLHttp
+) -> None:
+    """An action's relationship to a table reaches rows whose remote relationships are
+    joined as anywhere else (the reference answered "remote field selected" as an error
+    before, hasura/graphql-engine#4971, and joins them since remote joins moved to the
+    execution plan, `Hasura/GraphQL/Execute/RemoteJoin`)."""
+    url = f"http://localhost:{node.port}"
+    with HttpFixture() as hook:
+        body = json.dumps({"id": 2}).encode()
+        hook.route("/who", lambda _: Reply(200, body, {"Content-Type": "application/json"}))
+        definition = {"url": url, "customization": {"root_fields_namespace": "aa"}}
+        q(srv, {"type": "add_remote_schema", "args": {"name": "a", "definition": definition}})
+        rel = {
+            "name": "greeting",
+            "table": "profiles",
+            "definition": {
+                "to_remote_schema": {
+                    "remote_schema": "a",
+                    "lhs_fields": ["id"],
+                    "remote_field": {"message": {"arguments": {"id": "$id"}}},
+                }
+            },
+        }
+        q(srv, {"type": "create_remote_relationship", "args": rel})
+        types = {
+            "objects": [
+                {
+                    "name": "Who",
+                    "fields": [{"name": "id", "type": "Int!"}],
+                    "relationships": [
+                        {
+                            "name": "profile",
+                            "type": "object",
+                            "remote_table": "profiles",
+                            "field_mapping": {"id": "id"},
+                        }
+                    ],
+                }
+            ]
+        }
+        q(srv, {"type": "set_custom_types", "args": types})
+        definition = {"output_type": "Who", "handler": hook.url("/who"), "type": "query"}
+        q(srv, {"type": "create_action", "args": {"name": "who", "definition": definition}})
+        out = gql(srv, "{ who { id profile { name greeting { msg } } } }")
+        assert out == {
+            "data": {"who": {"id": 2, "profile": {"name": "p2", "greeting": {"msg": "You lose!"}}}}
+        }

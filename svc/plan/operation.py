@@ -35,7 +35,7 @@ from svc.plan.outside import (
     remote_step,
     selects_outside,
 )
-from svc.plan.remote_fields import remote_relationships, strip_nodes
+from svc.plan.remote_fields import remote_relationships, strip_holes, strip_nodes
 from svc.plan.sources import mutation_source, query_source
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
 
@@ -159,6 +159,9 @@ def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
             joins += action_joins(
                 given.schema, given.fragments, given.variables, field, nodes, len(steps) - 1
             )
+            if given.remotes:  # remote relationships of rows its relationships read
+                *_, found = strip_holes(given.schema, given.fragments, [(field, nodes)])
+                joins += remote_joins(found, given.remotes, len(steps) - 1)
     kind_name = "mutation" if op.operation == OperationType.MUTATION else op.operation.value
     return OperationPlan(kind_name, (*steps, *joins), structural, leaf_vars)
 

@@ -146,6 +146,35 @@ def _rewrite(
     return SelectionSetNode(selections=tuple(out))
 
 
+def strip_holes(
+    schema: GraphQLSchema,
+    fragments: dict[str, FragmentDefinitionNode],
+    holes: list[tuple[Any, list[FieldNode]]],
+) -> tuple[list[list[FieldNode]], dict[str, FragmentDefinitionNode], list[Joined]]:
+    """The field nodes of each `(field, nodes)` (a relationship field answered by SQL
+    outside the operation's statement, an action's relationship) and `fragments` with the
+    remote relationships inside replaced by their join columns, and those found."""
+    found: list[Joined] = []
+    out: list[list[FieldNode]] = []
+    for fdef, nodes in holes:
+        target = get_named_type(fdef.type)
+        out.append(
+            [
+                n
+                if n.selection_set is None
+                else FieldNode(
+                    alias=n.alias,
+                    name=n.name,
+                    arguments=n.arguments,
+                    directives=n.directives,
+                    selection_set=_rewrite(schema, n.selection_set, target, found),
+                )
+                for n in nodes
+            ]
+        )
+    return out, _rewrite_fragments(schema, fragments, found), found
+
+
 def _rewrite_fragments(
     schema: GraphQLSchema, fragments: dict[str, FragmentDefinitionNode], found: list[Joined]
 ) -> dict[str, FragmentDefinitionNode]:

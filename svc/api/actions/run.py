@@ -25,6 +25,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.execute.params import resolve
 from svc.outbound.forwarded import client_headers
 from svc.plan.action_rels import Hole, distribute, plan_relations
+from svc.plan.remote_fields import strip_holes
 from svc.plan.sources import query_source
 from svc.schema.info import FieldKind
 from svc.sql.render import render_query
@@ -92,12 +93,19 @@ async def fill(
     pending: list[Pending],
     timeout: float | None,
 ) -> None:
-    """Answer every relationship hole with one statement (`svc.plan.action_rels`)."""
-    holes = [Hole(p.field, p.nodes, p.parent) for p in pending]
+    """Answer every relationship hole with one statement (`svc.plan.action_rels`); the
+    remote relationships of the rows it reads are selected as their join columns (the
+    operation's join step fills them in after)."""
+    schema = state.schema(role)
+    fragments = prepared.fragments
+    nodes = [p.nodes for p in pending]
+    if state.metadata.remote_schemas:
+        nodes, fragments, _ = strip_holes(schema, fragments, [(p.field, p.nodes) for p in pending])
+    holes = [Hole(p.field, n, p.parent) for p, n in zip(pending, nodes, strict=True)]
     plan, groups = plan_relations(
-        state.schema(role),
+        schema,
         state.ir.tables,
-        prepared.fragments,
+        fragments,
         variables,
         holes,
         stringify=service.stringify,
