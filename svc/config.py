@@ -172,6 +172,36 @@ def remote_schema_permissions() -> bool:
     return os.environ.get(REMOTE_SCHEMA_PERMISSIONS_ENV, "").lower() in ("true", "1", "yes")
 
 
+REMOTE_CONCURRENCY_ENV = "SVC_GRAPHQL_REMOTE_SCHEMA_CONCURRENCY"
+REMOTE_BREAKER_THRESHOLD_ENV = "SVC_GRAPHQL_REMOTE_SCHEMA_BREAKER_THRESHOLD"
+REMOTE_BREAKER_SECONDS_ENV = "SVC_GRAPHQL_REMOTE_SCHEMA_BREAKER_SECONDS"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteGuardConfig:
+    """How calls to one remote schema are bounded in one worker process (svc extension,
+    `svc.api.remote_guard`): at most `concurrency` in flight; after `threshold` failed
+    calls in a row (0: never) calls fail at once for `cooldown` seconds."""
+
+    concurrency: int = 100
+    threshold: int = 5
+    cooldown: float = 10.0
+
+
+def remote_guard_config(env: Mapping[str, str] | None = None) -> RemoteGuardConfig:
+    """`SVC_GRAPHQL_REMOTE_SCHEMA_CONCURRENCY` (default 100),
+    `SVC_GRAPHQL_REMOTE_SCHEMA_BREAKER_THRESHOLD` (5; `0` turns the breaker off) and
+    `SVC_GRAPHQL_REMOTE_SCHEMA_BREAKER_SECONDS` (10) from `env` (else the process
+    environment). Raises ValueError naming a variable that is not a number."""
+    values = dict(os.environ if env is None else env)
+    off = values.get(REMOTE_BREAKER_THRESHOLD_ENV, "").strip() == "0"
+    return RemoteGuardConfig(
+        _positive(values, REMOTE_CONCURRENCY_ENV, 100),
+        0 if off else _positive(values, REMOTE_BREAKER_THRESHOLD_ENV, 5),
+        _seconds(values, REMOTE_BREAKER_SECONDS_ENV, 10.0),
+    )
+
+
 ASYNC_ACTIONS_LOCK_TIMEOUT_ENV = "SVC_GRAPHQL_ASYNC_ACTIONS_LOCK_TIMEOUT"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from svc.api.remote_guard import remote_guard
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import RemoteSchema
 from svc.outbound import (
@@ -100,28 +101,27 @@ async def post_graphql(
     answer, response)`; `timeout` (seconds) overrides the remote's `timeout_seconds`.
     Raises 500 `unexpected` "HTTP exception occurred while sending the request to <url>"
     when no answer came (timed out, refused), 400 `remote-schema-error` "Invalid
-    response from remote" when the answer is not JSON."""
+    response from remote" when the answer is not JSON, and the bounds of
+    `svc.api.remote_guard` (concurrency, circuit breaker)."""
     url = remote_url(entry)
-    try:
-        response = await shared_client().request(
-            "POST",
-            url,
-            headers=headers,
-            content=msgspec.json.encode(body),
-            timeout=entry.definition.timeout if timeout is None else timeout,
-        )
-    except OutboundError as exc:
-        raise SvcError(
-            ErrorCode.UNEXPECTED,
-            f"HTTP exception occurred while sending the request to {entry.definition.url}",
-            status=500 if exc.kind != "invalid-url" else 400,
-            internal={"kind": exc.kind, "detail": exc.detail},
-        ) from exc
-    try:
-        return response.json(), response
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        raise SvcError(
-            ErrorCode.REMOTE_SCHEMA_ERROR,
-            f"Invalid response from remote: status {response.status}",
-            internal={"body": response.body[:1000].decode(errors="replace")},
-        ) from None
+    seconds = entry.definition.timeout if timeout is None else timeout
+    async with remote_guard().call(entry.name, seconds):
+        try:
+            response = await shared_client().request(
+                "POST", url, headers=headers, content=msgspec.json.encode(body), timeout=seconds
+            )
+        except OutboundError as exc:
+            raise SvcError(
+                ErrorCode.UNEXPECTED,
+                f"HTTP exception occurred while sending the request to {entry.definition.url}",
+                status=500 if exc.kind != "invalid-url" else 400,
+                internal={"kind": exc.kind, "detail": exc.detail},
+            ) from exc
+        try:
+            return response.json(), response
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            raise SvcError(
+                ErrorCode.REMOTE_SCHEMA_ERROR,
+                f"Invalid response from remote: status {response.status}",
+                internal={"body": response.body[:1000].decode(errors="replace")},
+            ) from None
