@@ -207,10 +207,54 @@ INCONSISTENT = [
         "remote relationship to a database",
         _on_author(
             "remote_relationships",
-            [{"name": "db", "definition": {"to_source": {"source": "other", "table": "t"}}}],
+            [
+                {
+                    "name": "db",
+                    "definition": {
+                        "to_source": {
+                            "source": "other",
+                            "table": "t",
+                            "relationship_type": "object",
+                            "field_mapping": {"id": "id"},
+                        }
+                    },
+                }
+            ],
         ),
         "remote_relationship",
-        "database source",
+        "source with name 'other' not found",
+    ),
+    (
+        "remote schema's relationship to a table that is not tracked",
+        _set(
+            "remote_schemas",
+            [
+                {
+                    "name": "users",
+                    "definition": {"url": USERS},
+                    "remote_relationships": [
+                        {
+                            "type_name": "User",
+                            "relationships": [
+                                {
+                                    "name": "t",
+                                    "definition": {
+                                        "to_source": {
+                                            "source": "default",
+                                            "table": "nowhere",
+                                            "relationship_type": "object",
+                                            "field_mapping": {"id": "id"},
+                                        }
+                                    },
+                                }
+                            ],
+                        }
+                    ],
+                }
+            ],
+        ),
+        "remote_schema_remote_relationship",
+        '"nowhere" is not tracked',
     ),
     (
         "select permission",
@@ -446,15 +490,6 @@ REFUSED = [
         ),
         "not-supported",
         "$.args.metadata.tables[0].event_triggers[0].cleanup_config",
-    ),
-    (
-        "remote schema's remote relationships",
-        _set(
-            "remote_schemas",
-            [{"name": "u", "definition": {"url": USERS}, "remote_relationships": []}],
-        ),
-        "not-supported",
-        "$.args.metadata.remote_schemas[0].remote_relationships",
     ),
 ]
 

@@ -502,3 +502,54 @@ def test_remote_relationships_of_rows_an_action_relationship_reads(
         assert out == {
             "data": {"who": {"id": 2, "profile": {"name": "p2", "greeting": {"msg": "You lose!"}}}}
         }
+
+
+def test_a_roles_remote_presets_apply_through_relationships(pg_url: str, node: GraphQLHttp) -> None:
+    """With remote schema permissions, the role's `@preset` arguments are added to the
+    calls a remote relationship makes, as to the remote's root fields (the reference's
+    `derive_remote_relationship_with_joining_field_containing_preset.yaml`)."""
+    env = {"SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS": "true"}
+    server = ServerProcess(create_database(pg_url), env=env)
+    try:
+        sql = "CREATE TABLE people (id int primary key); INSERT INTO people VALUES (1), (2)"
+        q(server, {"type": "run_sql", "args": {"sql": sql}})
+        q(server, {"type": "track_table", "args": {"table": "people"}})
+        perm = {"columns": ["id"], "filter": {}}
+        select = {"role": "user", "table": "people", "permission": perm}
+        q(server, {"type": "pg_create_select_permission", "args": select})
+        url = f"http://localhost:{node.port}"
+        q(server, {"type": "add_remote_schema", "args": {"name": "p", "definition": {"url": url}}})
+        sdl = (
+            'type User { user_id: Int  gimmeText(text: String @preset(value: "preset text")): '
+            "String }\ntype Query { user(user_id: ID!): User }"
+        )
+        grant = {"remote_schema": "p", "role": "user", "definition": {"schema": sdl}}
+        q(server, {"type": "add_remote_schema_permissions", "args": grant})
+        rel = {
+            "name": "person",
+            "table": "people",
+            "definition": {
+                "to_remote_schema": {
+                    "remote_schema": "p",
+                    "lhs_fields": ["id"],
+                    "remote_field": {"user": {"arguments": {"user_id": "$id"}}},
+                }
+            },
+        }
+        q(server, {"type": "create_remote_relationship", "args": rel})
+        query = "{ people(order_by: {id: asc}) { id person { user_id gimmeText } } }"
+        resp = server.client.post(
+            "/v1/graphql", json={"query": query}, headers={"X-Svc-Role": "user"}
+        )
+        assert resp.json() == {
+            "data": {
+                "people": [
+                    {"id": 1, "person": {"user_id": 1, "gimmeText": "preset text"}},
+                    {"id": 2, "person": {"user_id": 2, "gimmeText": "preset text"}},
+                ]
+            }
+        }
+        admin = gql(server, query)  # admin has no presets: the remote's own default
+        assert admin["data"]["people"][0]["person"]["gimmeText"] == "no text"
+    finally:
+        server.stop()

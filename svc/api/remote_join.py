@@ -36,6 +36,7 @@ from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_argument_values
 
 from svc.api.remote_call import post_graphql, request_headers
+from svc.api.remote_presets import apply_presets
 from svc.api.remote_translate import Translation
 from svc.api.source_join import join_source
 from svc.errors import ErrorCode, SvcError
@@ -59,9 +60,9 @@ class JoinWork:
     op: OperationDefinitionNode
     session: dict[str, str]
     client: list[tuple[str, str]] | None
-    service: Any = None
-    role: str = ""
-    raw_variables: dict[str, Any] = field(default_factory=dict)
+    service: Any
+    role: str
+    raw_variables: dict[str, Any]
     found: list[tuple[dict[str, Any], str, Joined, list[FieldNode], Any, Any]] = field(
         default_factory=list
     )
@@ -284,6 +285,20 @@ async def _send(
     if tr is not None:
         frags = [tr.fragment(f) for f in frags]
         defs = tuple(tr.variable(d) for d in defs)
+    # the role's presets, as on the remote's root fields (the reference's
+    # `derive_remote_relationship_with_joining_field_containing_preset`)
+    calls, with_presets = apply_presets(
+        entry,
+        work.role,
+        work.session,
+        calls,
+        {f.name.value: f for f in frags},
+        parents=state.ir.inherited_roles,
+        variables=work.raw_variables,
+        definitions=defs,
+    )
+    frags, names = used_names(calls, with_presets)  # a preset may replace a variable
+    defs = tuple(d for d in defs if d.variable.name.value in names)
     op = OperationDefinitionNode(
         operation=OperationType.QUERY,
         variable_definitions=defs,
@@ -292,7 +307,7 @@ async def _send(
     )
     body: dict[str, Any] = {"query": print_ast(DocumentNode(definitions=(op, *frags)))}
     if names:
-        body["variables"] = {k: work.variables.get(k) for k in names}
+        body["variables"] = {k: work.raw_variables.get(k) for k in names}
     answer, response = await post_graphql(
         entry, body, request_headers(entry, work.session, work.client)
     )

@@ -49,6 +49,7 @@ from svc.ir.unsupported_issues import (
     kept_issues,
     permission_error,
     remote_relationship_issues,
+    remote_type_relationship_issues,
 )
 from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
@@ -101,6 +102,7 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     tables = {name: build.table for name, build in builds.items()}
     issues.extend(metadata_checks(md, tables, functions))  # the document as a whole
     issues.extend(remote_relationship_issues(md, tables))
+    issues.extend(remote_type_relationship_issues(md, tables))
     issues.extend(event_trigger_issues(md, tables))
     issues.extend(kept_issues(md))  # what svc keeps but does not apply
     parents = inherited_parents(md)

@@ -36,8 +36,13 @@ import msgspec
 from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Inconsistency, Table
 from svc.metadata.event_triggers import check_columns
-from svc.metadata.model import Metadata, QualifiedName, plain
-from svc.metadata.remote_schemas import relationship_definition
+from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, plain
+from svc.metadata.remote_schemas import (
+    RemoteType,
+    SourceJoin,
+    relationship_definition,
+    type_relationships,
+)
 from svc.metadata.unsupported import OBJECT_KEYS_NOT_APPLIED
 
 NOT_SUPPORTED = ErrorCode.NOT_SUPPORTED
@@ -182,6 +187,53 @@ def event_trigger_issues(
                     entry.table,
                     trigger.name,
                 )
+
+
+def remote_type_relationship_issues(
+    md: Metadata, tables: Mapping[QualifiedName, Table]
+) -> Iterator[Inconsistency]:
+    """The relationships of remote schemas' types that cannot be served whatever the
+    remote answers: to a table of another source, a table that is not tracked or a
+    column it lacks, or to a remote schema not in the document. Their type and fields are
+    checked against the remote's introspection by the schema merge
+    (`svc.schema.remote_merge`)."""
+    remotes = {r.get("name") for r in md.remote_schemas if isinstance(r, dict)}
+    for rel in type_relationships(md):
+        problem: str | None = None
+        if isinstance(rel, SourceJoin):
+            target = tables.get(rel.target)
+            if rel.source != DEFAULT_SOURCE:
+                problem = f"source with name {rel.source!r} not found"
+            elif target is None:
+                problem = f"table {rel.target.quoted()} is not tracked"
+            else:
+                missing = [c for _, c in rel.field_mapping if target.column(c) is None]
+                problem = f'no such column exists : "{missing[0]}"' if missing else None
+        elif rel.remote_schema not in remotes:
+            problem = f"remote schema with name {rel.remote_schema!r} does not exist"
+        if problem is not None and isinstance(rel.table, RemoteType):
+            code = (
+                ErrorCode.NOT_EXISTS
+                if isinstance(rel, SourceJoin)
+                else ErrorCode.REMOTE_SCHEMA_ERROR
+            )
+            yield type_relationship_issue(rel.table, rel.name, problem, code)
+
+
+def type_relationship_issue(
+    owner: RemoteType, name: str, reason: str, code: ErrorCode = ErrorCode.REMOTE_SCHEMA_ERROR
+) -> Inconsistency:
+    """The inconsistency `remote_schema_remote_relationship` of relationship `name` of
+    remote type `owner` (the reference's object type for it), with `reason`."""
+    return Inconsistency(
+        "remote_schema_remote_relationship",
+        {"remote_schema": owner.remote_schema, "type_name": owner.type_name, "name": name},
+        f"Inconsistent object: in remote schema {owner.remote_schema!r}: in type "
+        f'"{owner.type_name}": in remote relationship "{name}": {reason}',
+        code,
+        f"remote_schema_remote_relationship {name} in type {owner.type_name} "
+        f"in remote schema {owner.remote_schema}",
+    )
 
 
 def _remote_problem(raw: Any, table: Table, remotes: set[Any]) -> SvcError | None:

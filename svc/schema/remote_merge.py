@@ -423,6 +423,8 @@ def _add_type_relationships(
         if not all(j in obj.fields for j in joins):
             continue
         if isinstance(rel, SourceJoin):
+            # a target that is not tracked, or lacks a column, is the IR's to report
+            # (`svc.ir.unsupported_issues.remote_type_relationship_issues`)
             _add_source_join(obj, rel, joins, roots.get(rel.target) or {})
         else:
             target = by_name.get(rel.remote_schema)
@@ -446,7 +448,8 @@ def _add_source_join(
     joins: tuple[str, ...],
     roots: dict[FieldKind, tuple[str, GraphQLField]],
 ) -> None:
-    """The fields of one relationship from a remote type to a table (see above)."""
+    """The fields of one relationship from a remote type to a table (see above), none
+    when the role cannot select the table or filter by a mapped column."""
     select = roots.get(FieldKind.SELECT)
     if select is None:
         return
@@ -457,7 +460,7 @@ def _add_source_join(
     info = root.extensions["svc"].table
     columns = [info.column(c) for _, c in rel.field_mapping]
     if any(c is None or c.gql_name not in filterable for c in columns):
-        return  # the role may not filter by a mapped column: the join cannot run
+        return  # the join could not run
     ext = {
         "svc": REMOTE_REL_INFO,
         "svc_remote_rel": rel,

@@ -40,6 +40,7 @@ from svc.errors import ErrorCode
 from svc.ir.leave_out import Candidate, candidates, definition, leave_out
 from svc.ir.model import Inconsistency, Ir
 from svc.ir.role_view import role_view
+from svc.ir.unsupported_issues import type_relationship_issue
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteType, remote_schemas
 from svc.schema.build import build_schema
@@ -201,20 +202,7 @@ class _RoleBuild:
 
     def unresolved_issue(self, rel: Any, reason: str) -> Inconsistency:
         if isinstance(rel.table, RemoteType):  # a relationship of a remote schema's type
-            owner = rel.table
-            return Inconsistency(
-                "remote_schema_remote_relationship",
-                {
-                    "remote_schema": owner.remote_schema,
-                    "type_name": owner.type_name,
-                    "name": rel.name,
-                },
-                f"Inconsistent object: in remote schema {owner.remote_schema!r}: in type "
-                f'"{owner.type_name}": in remote relationship "{rel.name}": {reason}',
-                ErrorCode.REMOTE_SCHEMA_ERROR,
-                f"remote_schema_remote_relationship {rel.name} in type {owner.type_name} "
-                f"in remote schema {owner.remote_schema}",
-            )
+            return type_relationship_issue(rel.table, rel.name, reason)
         c = Candidate("remote_relationship", rel.table, rel.name)
         return Inconsistency(
             c.kind,
