@@ -249,13 +249,25 @@ def test_bad_answers_are_reference_errors(
 
 
 def test_a_4xx_answer_carries_the_handlers_code(srv: ServerProcess, hook: HttpFixture) -> None:
+    """The reference's `encodeGQLErr` (`Hasura/Base/Error.hs`): a handler's `extensions`
+    are the error's whole `extensions` ("we ignore the `code` key"), otherwise its `code`
+    (else `unexpected`) with the path."""
     hook.route("/who", reply({"message": "nope", "extensions": {"code": "my-code", "n": 1}}, 400))
     assert srv.graphql("{ who(id: 1) { id } }") == {
-        "errors": [{"extensions": {"code": "my-code", "n": 1, "path": "$"}, "message": "nope"}]
+        "errors": [{"extensions": {"code": "my-code", "n": 1}, "message": "nope"}]
+    }
+    answer = {"message": "x", "code": "ignored", "extensions": {"retry": True}}
+    hook.route("/who", reply(answer, 400))
+    assert srv.graphql("{ who(id: 1) { id } }") == {
+        "errors": [{"extensions": {"retry": True}, "message": "x"}]
     }
     hook.route("/who", reply({"message": "bad email", "code": "invalid-email"}, 422))
+    assert srv.graphql("{ who(id: 1) { id } }") == {
+        "errors": [{"extensions": {"path": "$", "code": "invalid-email"}, "message": "bad email"}]
+    }
+    hook.route("/who", reply({"message": "plain"}, 400))
     body = srv.graphql("{ who(id: 1) { id } }")
-    assert body["errors"][0]["extensions"]["code"] == "invalid-email"
+    assert body["errors"][0]["extensions"] == {"path": "$", "code": "unexpected"}
 
 
 def test_internal_details_are_for_admins_only(srv: ServerProcess, hook: HttpFixture) -> None:

@@ -13,8 +13,10 @@ Transformation Failed" whose `internal` is the error bundle. A `response_transfo
 rewrites the answer's body before its status is read ("Response Transformation
 Failed"). Waits up to the action's `timeout` (default 30 s).
 
-Answers: 2xx → the JSON body; 4xx → `HandlerError` with the handler's `message` and code
-(`extensions.code`, else `code`, else `unexpected`); anything else, a body that is not
+Answers: 2xx → the JSON body; 4xx → `HandlerError` with the handler's `message`, its
+`code` (else `unexpected`) and, when it gave `extensions`, those as the error's whole
+`extensions` (the reference's `encodeGQLErr`: `ExtraExtensions v -> v`, "we ignore the
+`code` key"); anything else, a body that is not
 JSON, or no answer (timeout, refused) → 500-style `unexpected` errors whose `internal`
 (`{error, request, response}`, admins only) shows what was sent and received.
 """
@@ -66,18 +68,22 @@ NOT_FORWARDED = frozenset(
 
 class HandlerError(SvcError):
     """A 4xx answer of a handler: the GraphQL error carries the handler's own code (any
-    text, not only svc's `ErrorCode`s) and its `extensions`."""
+    text, not only svc's `ErrorCode`s), or its `extensions` (any JSON) in their place."""
 
-    def __init__(self, message: str, code: str, extensions: dict[str, Any] | None) -> None:
+    def __init__(self, message: str, code: str, extensions: Any) -> None:
         super().__init__(ErrorCode.UNEXPECTED, message)
         self.handler_code = code
         self.extensions = extensions
 
     def to_graphql_error(self, *, admin: bool = True) -> dict[str, Any]:
-        """`{message, extensions: {…handler's extensions, path, code}}`."""
-        ext: dict[str, Any] = {**(self.extensions or {}), "path": self.path}
-        ext["code"] = self.handler_code
-        return {"extensions": ext, "message": self.message}
+        """`{message, extensions}`: the handler's `extensions` as given, else `{path,
+        code}` (Hasura `encodeGQLErr`)."""
+        if self.extensions is not None:
+            return {"message": self.message, "extensions": self.extensions}
+        return {
+            "extensions": {"path": self.path, "code": self.handler_code},
+            "message": self.message,
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The stored form of an asynchronous call's error (`{code, path, error}`)."""
@@ -281,7 +287,8 @@ def _handler_error(call: Call, response: OutboundResponse, value: Any) -> SvcErr
     if not isinstance(value, dict) or not isinstance(value.get("message"), str):
         internal = call.internal("unexpected response", _response(response, value))
         return unexpected(call, "unexpected response", internal)
-    extensions = value.get("extensions")
-    extensions = extensions if isinstance(extensions, dict) else None
-    code = (extensions or {}).get("code") or value.get("code") or "unexpected"
-    return HandlerError(value["message"], str(code), extensions)
+    code = value.get("code")
+    if code is not None and not isinstance(code, str):  # aeson refuses it: not the shape
+        internal = call.internal("unexpected response", _response(response, value))
+        return unexpected(call, "unexpected response", internal)
+    return HandlerError(value["message"], code or "unexpected", value.get("extensions"))
