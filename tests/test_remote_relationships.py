@@ -553,3 +553,35 @@ def test_a_roles_remote_presets_apply_through_relationships(pg_url: str, node: G
         assert admin["data"]["people"][0]["person"]["gimmeText"] == "no text"
     finally:
         server.stop()
+
+
+def test_a_join_column_with_a_custom_name(srv: ServerProcess, node: GraphQLHttp) -> None:
+    """Join fields name columns, not their custom GraphQL names (the reference's
+    `lhs_fields` are column names); a column renamed for GraphQL keeps its relationship,
+    and so does one renamed in Postgres by `run_sql` (followed into the relationship)."""
+    url = f"http://localhost:{node.port}"
+    definition = {"url": url, "customization": {"root_fields_namespace": "cc"}}
+    q(srv, {"type": "add_remote_schema", "args": {"name": "c", "definition": definition}})
+    sql = "CREATE TABLE authors (author_id int primary key); INSERT INTO authors VALUES (1)"
+    q(srv, {"type": "run_sql", "args": {"sql": sql}})
+    config = {"author_id": {"custom_name": "authorId"}}
+    table = {"table": "authors", "configuration": {"column_config": config}}
+    q(srv, {"type": "pg_track_table", "args": table})
+    rel = {
+        "name": "greeting",
+        "table": "authors",
+        "definition": {
+            "to_remote_schema": {
+                "remote_schema": "c",
+                "lhs_fields": ["author_id"],
+                "remote_field": {"message": {"arguments": {"id": "$author_id"}}},
+            }
+        },
+    }
+    q(srv, {"type": "create_remote_relationship", "args": rel})
+    expected = {"data": {"authors": [{"authorId": 1, "greeting": {"msg": "You win!"}}]}}
+    assert gql(srv, "{ authors { authorId greeting { msg } } }") == expected
+    rename = "ALTER TABLE authors RENAME COLUMN author_id TO writer_id"
+    q(srv, {"type": "run_sql", "args": {"sql": rename}})
+    out = gql(srv, "{ authors { greeting { msg } } }")
+    assert out == {"data": {"authors": [{"greeting": {"msg": "You win!"}}]}}, out

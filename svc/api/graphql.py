@@ -481,7 +481,9 @@ class GraphQLService:
         (`svc.api.limits`: rate first, unless the request was `counted` already, then
         depth, nodes and introspection of the cached document), all before any database
         round trip. An `internal` request (svc's own, joining a relationship of a request
-        that passed these checks) is not held to the allow-list."""
+        that passed these checks) is not held to the allow-list nor to depth and node
+        limits (its root fields are one per parent object: the request's own count
+        is what was measured)."""
         limits = self.limits(state, role)
         if limits.rate is not None and not counted:
             self.count(role, limits, session, client)
@@ -491,7 +493,8 @@ class GraphQLService:
         prepared: Prepared | None = state.plans.get(key)
         if prepared is None:
             prepared = await self._prepare(state, role, req, key)
-        limits.check(prepared.measured, role)
+        if not internal:  # the request it joins for was measured whole
+            limits.check(prepared.measured, role)
         kind = prepared.operation.operation
         planned: OperationPlan | None = None
         if not prepared.database_only and (
