@@ -18,7 +18,8 @@ from graphql import build_schema, get_introspection_query, graphql_sync
 from svc.errors import SvcError
 from svc.ir.role_view import RemoteAccess, remote_access
 from svc.metadata.remote_schemas import RemoteSchema
-from svc.schema.remote_permissions import Preset, check_subset, role_permission, role_schema
+from svc.schema.remote_permission_check import check_subset
+from svc.schema.remote_permissions import Preset, role_permission, role_schema
 from tests.fixture_servers.remote_node import node_perms
 from tests.support import SHARED
 

@@ -39,7 +39,7 @@ from svc.metadata.model import Metadata
 from svc.schema import build_schema
 from svc.schema.remote_custom import Customization
 from svc.schema.remote_merge import merge_remotes, permissions_enabled
-from svc.schema.remote_permissions import check_subset
+from svc.schema.remote_permission_check import check_subset
 from svc.schema.remote_registry import Introspected, remote_issues
 from svc.session_vars import ADMIN_ROLE
 

@@ -50,7 +50,8 @@ from svc.metadata.remote_schemas import (
 )
 from svc.schema.info import FieldInfo, FieldKind
 from svc.schema.remote_custom import Customization
-from svc.schema.remote_permissions import permission_problem, role_introspection
+from svc.schema.remote_permission_check import permission_problem
+from svc.schema.remote_permissions import role_introspection
 from svc.schema.remote_registry import RemoteRegistry
 
 REMOTE_INFO = FieldInfo(FieldKind.REMOTE_SCHEMA)

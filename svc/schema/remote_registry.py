@@ -19,7 +19,7 @@ import msgspec
 from svc.ir.model import Inconsistency
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
-from svc.schema.remote_permissions import permission_issues
+from svc.schema.remote_permission_check import permission_issues
 
 
 @dataclass(frozen=True, slots=True)
