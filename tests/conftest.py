@@ -14,6 +14,36 @@ from svc.embedded import EmbeddedPostgres
 from svc.session_vars import process_names, use_names
 from tests.support import ServerProcess, create_database
 
+# Fixed ports (FIXTURES.md's fixture servers on 127.0.0.1:4000, :5000, :5592, …): the
+# modules that start or name them run one after another in one pytest-xdist worker
+# (`--dist loadgroup`); every other module is spread over the workers.
+FIXED_PORT_SIGNS = (
+    "fixture_servers",
+    "webhook_recorder",
+    "event_scenarios",
+    "scheduled_scenarios",
+    "actions_scenarios",
+    "localhost:4000",
+    "localhost:5000",
+)
+
+
+def _uses_fixed_ports(path: Path, seen: dict[Path, bool]) -> bool:
+    if path not in seen:
+        text = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
+        in_corpus = "conformance" in path.parts
+        seen[path] = in_corpus or any(sign in text for sign in FIXED_PORT_SIGNS)
+    return seen[path]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test of a module that uses the fixed fixture ports in one xdist group."""
+    seen: dict[Path, bool] = {}
+    for item in items:
+        if _uses_fixed_ports(item.path, seen):
+            item.add_marker(pytest.mark.xdist_group(name="fixed-ports"))
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _process_names() -> Iterator[None]:

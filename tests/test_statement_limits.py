@@ -118,8 +118,9 @@ def test_slow_regexes_stop_at_their_time_limit(server: tuple[ServerProcess, str]
         error = body["errors"][0]
         assert error["message"] == STATEMENT_TIMEOUT, body
         assert error["extensions"]["code"] == "postgres-error", body
-        # The limit, plus slack: 50 backends compiling regexes share 2 cores with the rest.
-        assert elapsed < LIMIT + 6, elapsed
+        # The limit, plus slack: 50 backends compiling regexes share 2 cores with the rest
+        # (and, with pytest-xdist, with another module's server): far below unbounded.
+        assert elapsed < LIMIT + 12, elapsed
     idle_after = wait_idle(url, 1.0)
     median = statistics.median(admin_ms)
     print(

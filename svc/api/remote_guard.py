@@ -75,13 +75,12 @@ class RemoteGuard:
             places.release()
 
 
-_GUARD: RemoteGuard | None = None
+_guard: list[RemoteGuard] = []  # the process's one guard, as `svc.outbound.shared_client`
 
 
 def remote_guard() -> RemoteGuard:
     """This process's guard, made on first use from the environment
     (`svc.config.remote_guard_config`)."""
-    global _GUARD
-    if _GUARD is None:
-        _GUARD = RemoteGuard(remote_guard_config())
-    return _GUARD
+    if not _guard:
+        _guard.append(RemoteGuard(remote_guard_config()))
+    return _guard[0]
