@@ -123,16 +123,22 @@ def _rel_error(message: str) -> SvcError:
     return SvcError(ErrorCode.REMOTE_SCHEMA_ERROR, message, path="$.args")
 
 
-def relationship_op(update: bool) -> Handler:
-    """The handler of `create_remote_relationship` (`update`: `update_…`): check the
-    arguments against the remote, then store (400 `already-exists` / `not-exists`)."""
+def _put_op(check: Callable[[Any, Any], None], put: Callable[..., Any], update: bool) -> Handler:
+    """A handler that checks its arguments (`check(ctx, args)`), then commits
+    `put(metadata, args, update=update)`."""
 
     async def handler(ctx: Any, body: Any) -> Any:
-        _check_relationship(ctx, body.args)
-        ctx.commit(rs.put_relationship(ctx.metadata, body.args, update=update))
+        check(ctx, body.args)
+        ctx.commit(put(ctx.metadata, body.args, update=update))
         return SUCCESS
 
     return handler
+
+
+def relationship_op(update: bool) -> Handler:
+    """The handler of `create_remote_relationship` (`update`: `update_…`): check the
+    arguments against the remote, then store (400 `already-exists` / `not-exists`)."""
+    return _put_op(_check_relationship, rs.put_relationship, update)
 
 
 async def delete_remote_relationship(ctx: Any, body: Any) -> Any:
@@ -214,13 +220,7 @@ def _check_type_relationship(ctx: Any, raw: Any) -> None:
 def type_relationship_op(update: bool) -> Handler:
     """The handler of `create_remote_schema_remote_relationship` (`update`: `update_…`):
     check the definition against the remotes and the tables, then store."""
-
-    async def handler(ctx: Any, body: Any) -> Any:
-        _check_type_relationship(ctx, body.args)
-        ctx.commit(trr.put_type_relationship(ctx.metadata, body.args, update=update))
-        return SUCCESS
-
-    return handler
+    return _put_op(_check_type_relationship, trr.put_type_relationship, update)
 
 
 async def delete_type_relationship(ctx: Any, body: Any) -> Any:

@@ -304,9 +304,9 @@ def source_definition(raw: Any, path: str = "$.definition") -> dict[str, Any] | 
     }
 
 
-def _relationship(table: QualifiedName, raw: Any) -> RemoteRelationship | None:
-    """The typed relationship of `raw`; None when it cannot be served (reported by
-    `svc.ir.unsupported_issues.remote_relationship_issues`)."""
+def _relationship(table: QualifiedName | RemoteType, raw: Any) -> RemoteRelationship | None:
+    """The typed relationship to a remote schema of `raw` (owned by a table or a remote
+    type); None when it cannot be served (reported by `svc.ir.unsupported_issues`)."""
     try:
         d = relationship_definition(raw)
     except SvcError:
@@ -491,16 +491,9 @@ def _type_relationship(owner: RemoteType, raw: Any) -> RemoteRelationship | Sour
                 kind=to_source["relationship_type"],
                 field_mapping=to_source["field_mapping"],
             )
-        d = relationship_definition(raw)
     except SvcError:
         return None
-    return RemoteRelationship(
-        name=raw["name"],
-        table=owner,
-        svc_fields=d["svc_fields"],
-        remote_schema=d["remote_schema"],
-        remote_field=dict(d["remote_field"]),
-    )
+    return _relationship(owner, raw)
 
 
 def type_relationships(md: Metadata) -> list[RemoteRelationship | SourceJoin]:

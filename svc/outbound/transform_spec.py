@@ -310,22 +310,15 @@ def check_transforms(
     req = resp = None
     if isinstance(response, dict):
         resp = parse_response_transform(response, f"{path}.response_transform")
-        errors = validate_response(resp)
-        if errors:
-            raise SvcError(
-                ErrorCode.VALIDATION_FAILED,
-                "response transform validation failed",
-                path=path,
-                internal=errors,
-            )
+        _refuse("response", validate_response(resp), path)
     if isinstance(request, dict):
         req = parse_request_transform(request, f"{path}.request_transform")
-        errors = validate_request(req)
-        if errors:
-            raise SvcError(
-                ErrorCode.VALIDATION_FAILED,
-                "request transform validation failed",
-                path=path,
-                internal=errors,
-            )
+        _refuse("request", validate_request(req), path)
     return req, resp
+
+
+def _refuse(which: str, errors: list[dict[str, Any]], path: str) -> None:
+    """400 `validation-failed` "<which> transform validation failed" with `errors`."""
+    if errors:
+        message = f"{which} transform validation failed"
+        raise SvcError(ErrorCode.VALIDATION_FAILED, message, path=path, internal=errors)
