@@ -666,7 +666,11 @@ BAD_CONFIGS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "message"), BAD_CONFIGS)
+# ids by position: some keys are generated at import, and every pytest-xdist worker must
+# collect the same ids
+@pytest.mark.parametrize(
+    ("raw", "message"), BAD_CONFIGS, ids=[f"bad{i}" for i in range(len(BAD_CONFIGS))]
+)
 def test_invalid_configuration_is_a_value_error(raw: str, message: str) -> None:
     with pytest.raises(ValueError) as info:
         JwtVerifier.from_config(raw)
