@@ -585,3 +585,72 @@ def test_a_join_column_with_a_custom_name(srv: ServerProcess, node: GraphQLHttp)
     q(srv, {"type": "run_sql", "args": {"sql": rename}})
     out = gql(srv, "{ authors { greeting { msg } } }")
     assert out == {"data": {"authors": [{"greeting": {"msg": "You win!"}}]}}, out
+
+
+def test_joins_inside_joins_and_under_interfaces(srv: ServerProcess, node: GraphQLHttp) -> None:
+    """A remote relationship's result is joined further (a table → the remote's `User` →
+    `User.first`, one call per level), and a remote type's relationship is found under a
+    field of interface type, the object's own type asked for as `__typename` (the
+    reference's remote joins run at every level, `Hasura/GraphQL/Execute/RemoteJoin`)."""
+    url = f"http://localhost:{node.port}"
+    definition = {"url": url, "customization": {"root_fields_namespace": "nn"}}
+    q(srv, {"type": "add_remote_schema", "args": {"name": "n2", "definition": definition}})
+    person = {
+        "name": "person",
+        "table": "profiles",
+        "definition": {
+            "to_remote_schema": {
+                "remote_schema": "n2",
+                "lhs_fields": ["id"],
+                "remote_field": {"user": {"arguments": {"user_id": "$id"}}},
+            }
+        },
+    }
+    q(srv, {"type": "create_remote_relationship", "args": person})
+    first = {
+        "to_remote_schema": {
+            "remote_schema": "n2",
+            "lhs_fields": ["user_id"],
+            "remote_field": {"message": {"arguments": {"id": "$user_id"}}},
+        }
+    }
+    q(srv, _type_rel("n2", "User", "first", first))
+    owner = {
+        "to_source": {
+            "source": "default",
+            "table": "profiles",
+            "relationship_type": "object",
+            "field_mapping": {"id": "id"},
+        }
+    }
+    q(srv, _type_rel("n2", "Message", "owner", owner))
+    before = len(node.requests)
+    out = gql(
+        srv,
+        "{ profiles(where: {id: {_lte: 2}}, order_by: {id: asc}) "
+        "{ id person { user_id first { msg } } } }",
+    )
+    assert out == {
+        "data": {
+            "profiles": [
+                {"id": 1, "person": {"user_id": 1, "first": {"msg": "You win!"}}},
+                {"id": 2, "person": {"user_id": 2, "first": {"msg": "You lose!"}}},
+            ]
+        }
+    }, out
+    assert len(calls(node, before)) == 2  # one per level
+    out = gql(
+        srv,
+        "{ nn { communications { id ... on Message { owner { name } } } } }",
+    )
+    assert out == {
+        "data": {
+            "nn": {
+                "communications": [
+                    {"id": 1, "owner": {"name": "p1"}},
+                    {"id": 2, "owner": {"name": "p2"}},
+                    {"id": 3, "owner": {"name": "p3"}},
+                ]
+            }
+        }
+    }, out

@@ -5,9 +5,12 @@ the relationship's join columns under hidden aliases (`__svc_j_<column>`), so th
 database statement returns them. After it ran, `stitch` walks the answer along the
 operation's selections, gathers every object holding a relationship field, and per
 relationship and selection sends ONE request to the remote with one aliased field
-(`f0`, `f1`, …) per distinct argument set; the answers are written in place and the
-hidden columns removed. A null join column makes no call and answers null. Errors of the
-remote answer the whole request with the reference's "Errors from remote server".
+(`f0`, `f1`, …) per distinct argument set; the answers are written in place and walked
+in turn (a remote's answer holds the join fields of the relationships inside it: one call
+per relationship per level), and the hidden columns removed at the end. Under a remote's
+interface or union the object's own type is read from a hidden `__typename`. A null join
+column makes no call and answers null. Errors of the remote answer the whole request with
+the reference's "Errors from remote server".
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from graphql import (
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
+    GraphQLObjectType,
     GraphQLSchema,
     NameNode,
     NullValueNode,
@@ -30,6 +34,7 @@ from graphql import (
     ValueNode,
     ast_from_value,
     get_named_type,
+    is_abstract_type,
     print_ast,
 )
 from graphql.execution.collect_fields import collect_fields
@@ -42,7 +47,16 @@ from svc.api.source_join import join_source
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import RemoteRelationship, SourceJoin, find_remote
 from svc.outbound import forwarded
-from svc.plan.remote_fields import HIDDEN, Joined, field_chain, rel_of, used_names
+from svc.plan.remote_fields import (
+    HIDDEN,
+    TYPENAME,
+    Joined,
+    field_chain,
+    rel_of,
+    strip_fragments,
+    strip_selection,
+    used_names,
+)
 from svc.schema.remote_custom import Customization
 
 
@@ -66,6 +80,7 @@ class JoinWork:
     found: list[tuple[dict[str, Any], str, Joined, list[FieldNode], Any, Any]] = field(
         default_factory=list
     )
+    held: list[dict[str, Any]] = field(default_factory=list)  # objects with join values
 
 
 def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> None:
@@ -75,6 +90,14 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
         return
     if not isinstance(value, dict):
         return
+    if any(k.startswith(HIDDEN) for k in value):
+        work.held.append(value)
+    if is_abstract_type(parent):  # a remote's interface or union: the object's own type
+        name = value.get(TYPENAME, value.get("__typename"))
+        parent = work.schema.get_type(name) if isinstance(name, str) else None
+        if not isinstance(parent, GraphQLObjectType):
+            _hold(value)
+            return
     fields = collect_fields(work.schema, work.fragments, work.variables, parent, sel)
     for alias, nodes in fields.items():
         rel = rel_of(parent, nodes[0].name.value)
@@ -85,8 +108,6 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
             continue
         fdef = parent.fields.get(nodes[0].name.value)
         sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
-        # Under an abstract type of a remote the object's own type is not known here:
-        # relationships of remote types are joined on object-typed paths only.
         if fdef is not None and sub and value.get(alias) is not None:
             _walk(
                 work,
@@ -94,8 +115,14 @@ def _walk(work: JoinWork, parent: Any, value: Any, sel: SelectionSetNode) -> Non
                 value[alias],
                 SelectionSetNode(selections=tuple(sub)),
             )
+    _hold(value)
+
+
+def _hold(value: dict[str, Any]) -> None:
+    """Move the hidden join values out of the answer's keys (kept for the join, removed
+    after)."""
     for key in [k for k in value if k.startswith(HIDDEN)]:
-        value[f"\0{key}"] = value.pop(key)  # kept for the join, removed after
+        value[f"\0{key}"] = value.pop(key)
 
 
 async def stitch(
@@ -114,17 +141,19 @@ async def stitch(
             data.get(alias),
             SelectionSetNode(selections=tuple(sub)),
         )
-    groups: dict[tuple[Any, ...], tuple[Joined, Any, list[Any]]] = {}
-    for obj, alias, rel, nodes, given, fdef in work.found:
-        shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
-        key = (str(rel.table), nodes[0].name.value, shape)
-        groups.setdefault(key, (rel, fdef, []))[2].append((obj, alias, nodes, given))
-    for rel, fdef, items in groups.values():
-        if isinstance(rel, SourceJoin):
-            await join_source(state, work, rel, fdef, items)
-        else:
-            await _join(state, work, rel, _translation(state, rel, fdef), items)
-    for obj, *_ in work.found:
+    while work.found:  # a level at a time: a remote's answer may hold relationships too
+        batch, work.found = work.found, []
+        groups: dict[tuple[Any, ...], tuple[Joined, Any, list[Any]]] = {}
+        for obj, alias, rel, nodes, given, fdef in batch:
+            shape = tuple(print_ast(n.selection_set) if n.selection_set else "" for n in nodes)
+            key = (str(rel.table), nodes[0].name.value, shape)
+            groups.setdefault(key, (rel, fdef, []))[2].append((obj, alias, nodes, given))
+        for rel, fdef, items in groups.values():
+            if isinstance(rel, SourceJoin):
+                await join_source(state, work, rel, fdef, items)
+            else:
+                await _join(state, work, rel, fdef, _translation(state, rel, fdef), items)
+    for obj in work.held:
         for k in [k for k in obj if k.startswith("\0")]:
             del obj[k]
 
@@ -184,6 +213,7 @@ def _translation(state: Any, rel: RemoteRelationship, fdef: Any) -> Target:
 
 
 def _call_field(
+    schema: GraphQLSchema,
     target: Target,
     rel: RemoteRelationship,
     args_per_level: list[Any],
@@ -191,7 +221,9 @@ def _call_field(
     alias: str,
 ) -> FieldNode:
     """`alias: f(args) { g(args) { <selection> } }` for one argument set, in the remote's
-    own names (deeper levels aliased to their customized names when those differ)."""
+    own names (deeper levels aliased to their customized names when those differ), the
+    relationships inside the selection asked for as their join fields (`schema`: the
+    role's)."""
     chain = target.chain
     parent: Any = target.schema.query_type
     levels = []
@@ -210,6 +242,7 @@ def _call_field(
         parent = fdef.type
     sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
     inner = SelectionSetNode(selections=tuple(sub)) if sub else None
+    inner = strip_selection(schema, inner, get_named_type(parent))
     if target.tr is not None:
         inner = target.tr.selection(inner, get_named_type(parent))
     for i, (name, sent, arg_nodes) in reversed(list(enumerate(levels))):
@@ -230,10 +263,12 @@ async def _join(
     state: Any,
     work: JoinWork,
     rel: RemoteRelationship,
+    fdef: Any,
     target: Target,
     items: list[tuple[dict[str, Any], str, list[FieldNode], Any]],
 ) -> None:
-    """One remote call answering every occurrence in `items`."""
+    """One remote call answering every occurrence in `items` of relationship field
+    `fdef`; the answers are walked for the relationships inside them (the next level)."""
     chain = target.chain
     sets: dict[str, int] = {}
     calls: list[FieldNode] = []
@@ -247,11 +282,12 @@ async def _join(
         key = msgspec.json.encode(args).decode()
         if key not in sets:
             sets[key] = len(calls)
-            calls.append(_call_field(target, rel, args, nodes, f"f{len(calls)}"))
+            calls.append(_call_field(work.schema, target, rel, args, nodes, f"f{len(calls)}"))
         placed.append((obj, alias, sets[key]))
     answers: dict[str, Any] = {}
     if calls:
         answers = await _send(state, work, rel, target.tr, calls)
+    named = get_named_type(fdef.type)
     for obj, alias, n in placed:
         if n is None:
             obj[alias] = None
@@ -260,6 +296,10 @@ async def _join(
         for name, _ in chain[1:]:
             value = _descend(value, name)
         obj[alias] = value
+    for obj, alias, nodes, _ in items:
+        sub = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+        if sub and obj.get(alias) is not None:
+            _walk(work, named, obj[alias], SelectionSetNode(selections=tuple(sub)))
 
 
 def _descend(value: Any, name: str) -> Any:
@@ -280,7 +320,8 @@ async def _send(
     entry = find_remote(state.metadata, rel.remote_schema)
     if entry is None:
         raise SvcError(ErrorCode.NOT_EXISTS, f"remote schema {rel.remote_schema} does not exist")
-    frags, names = used_names(calls, work.fragments)
+    stripped = strip_fragments(work.schema, work.fragments)
+    frags, names = used_names(calls, stripped)
     defs = tuple(d for d in work.op.variable_definitions or () if d.variable.name.value in names)
     if tr is not None:
         frags = [tr.fragment(f) for f in frags]

@@ -24,6 +24,7 @@ from graphql import (
     VariableNode,
     Visitor,
     get_named_type,
+    is_abstract_type,
     print_ast,
     visit,
 )
@@ -32,6 +33,7 @@ from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteRelationship, SourceJoin
 
 HIDDEN = "__svc_j_"
+TYPENAME = HIDDEN + "__typename"  # the object's type, asked for under abstract types
 Joined = RemoteRelationship | SourceJoin  # what a relationship field of another place is
 
 
@@ -119,7 +121,14 @@ def _rewrite(
                 fdef = getattr(parent, "fields", {}).get(node.name.value)
                 if fdef is not None:
                     before = len(found)
-                    inner = _rewrite(schema, node.selection_set, get_named_type(fdef.type), found)
+                    named = get_named_type(fdef.type)
+                    inner = _rewrite(schema, node.selection_set, named, found)
+                    if len(found) > before and is_abstract_type(named):
+                        # the join must know each object's own type to find its fields
+                        kind = FieldNode(
+                            alias=NameNode(value=TYPENAME), name=NameNode(value="__typename")
+                        )
+                        inner = SelectionSetNode(selections=(*inner.selections, kind))
                     if len(found) > before:
                         node = FieldNode(
                             alias=node.alias,
@@ -173,6 +182,22 @@ def strip_holes(
             ]
         )
     return out, _rewrite_fragments(schema, fragments, found), found
+
+
+def strip_selection(
+    schema: GraphQLSchema, sel: SelectionSetNode | None, parent: Any
+) -> SelectionSetNode | None:
+    """`sel` (on type `parent`) with the remote relationships inside replaced by their
+    join fields under hidden aliases (a remote relationship's own result, sent to the
+    remote, the join continuing inside it)."""
+    return None if sel is None else _rewrite(schema, sel, parent, [])
+
+
+def strip_fragments(
+    schema: GraphQLSchema, fragments: dict[str, FragmentDefinitionNode]
+) -> dict[str, FragmentDefinitionNode]:
+    """`fragments` as `strip_selection` leaves selections."""
+    return _rewrite_fragments(schema, fragments, [])
 
 
 def _rewrite_fragments(

@@ -210,7 +210,7 @@ def merge_remotes(
     mutation = _root("mutation_root", schema.mutation_type, [p.mutation for p in merged])
     subscription = _root("subscription_root", schema.subscription_type, [p.query for p in merged])
     _add_relationships(schema, md, merged, unresolved)
-    _add_type_relationships(schema, md, merged, unresolved)
+    _add_type_relationships(schema, md, merged, unresolved, ours)
     new = GraphQLSchema(
         query,
         mutation,
@@ -393,6 +393,7 @@ def _add_type_relationships(
     md: Metadata,
     merged: list[_Remote],
     unresolved: list[tuple[Any, str]] | None,
+    types: Mapping[str, GraphQLNamedType],
 ) -> None:
     """Add each relationship of a remote schema's type (`type_relationships`) as a field
     of that type as the role sees it, in the customized names: to a table, the table's
@@ -413,7 +414,9 @@ def _add_type_relationships(
         if part is None or not isinstance(owner, RemoteType):
             continue
         custom = part.custom
-        obj = part.schema.get_type(custom.type_name(owner.type_name) if custom else owner.type_name)
+        name = custom.type_name(owner.type_name) if custom else owner.type_name
+        # the type the role's schema holds: an earlier remote's when both have it
+        obj = types.get(name) or part.schema.get_type(name)
         if not isinstance(obj, GraphQLObjectType):
             if unresolved is not None:
                 unresolved.append((rel, f"object with name {owner.type_name!r} not found"))
