@@ -22,6 +22,11 @@ SECRET = "scrape-me"
 AUTH = {"authorization": f"Bearer {SECRET}"}
 
 
+# One worker runs the whole module in order (pytest-xdist): the figures are read from
+# one server across tests, as in a single-process run.
+pytestmark = pytest.mark.xdist_group(name="metrics")
+
+
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
     steps = [{"type": "run_sql", "args": {"sql": SETUP}}, *author_article_steps()]
