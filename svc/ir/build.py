@@ -42,7 +42,7 @@ from svc.ir.permissions import (
     select_permission,
     update_permission,
 )
-from svc.ir.relationships import relationships, source_definition_or_none
+from svc.ir.relationships import relationships
 from svc.ir.sources import source_issues
 from svc.ir.unsupported_issues import (
     event_trigger_issues,
@@ -54,7 +54,7 @@ from svc.ir.unsupported_issues import (
 from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
-from svc.metadata.remote_schemas import remote_schemas, remote_sdls
+from svc.metadata.remote_schemas import is_to_source, remote_schemas, remote_sdls
 from svc.session_vars import is_admin
 
 
@@ -354,7 +354,7 @@ def _relationship_stage(
         and unchanged(prev.relationship_seen, bases, identical=True)
     ):
         return prev.relationships, prev.relationship_issues, prev.relationship_seen
-    to_source = any(source_definition_or_none(r) for r in entry.remote_relationships)
+    to_source = any(is_to_source(r) for r in entry.remote_relationships)
     if not entry.object_relationships and not entry.array_relationships and not to_source:
         return _NOTHING
     seen = Recorder(bases)

@@ -90,15 +90,6 @@ def relationships(
     return out
 
 
-def source_definition_or_none(raw: Any) -> dict[str, Any] | None:
-    """`source_definition(raw)`; a non-empty marker when its shape is bad (resolution
-    reports it)."""
-    try:
-        return source_definition(raw)
-    except SvcError:
-        return {"bad": True}
-
-
 def source_relationship(
     raw: Any,
     owner_name: QualifiedName,

@@ -40,6 +40,7 @@ from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, plain
 from svc.metadata.remote_schemas import (
     RemoteType,
     SourceJoin,
+    is_to_source,
     relationship_definition,
     type_relationships,
 )
@@ -237,7 +238,7 @@ def type_relationship_issue(
 
 
 def _remote_problem(raw: Any, table: Table, remotes: set[Any]) -> SvcError | None:
-    if isinstance(raw, dict) and "to_source" in (raw.get("definition") or {}):
+    if is_to_source(raw):
         return None  # a relationship to a table: resolved with the table's relationships
     try:
         definition = relationship_definition(raw)

@@ -266,16 +266,22 @@ def relationship_definition(raw: Any) -> dict[str, Any]:
     return {"remote_schema": schema, "svc_fields": tuple(fields), "remote_field": remote_field}
 
 
+def is_to_source(raw: Any) -> bool:
+    """Whether remote relationship `raw` (`{name, definition}`) is one to a table
+    (`definition.to_source`), whatever the shape inside."""
+    d = raw.get("definition") if isinstance(raw, dict) else None
+    return isinstance(d, dict) and "to_source" in d
+
+
 def source_definition(raw: Any, path: str = "$.definition") -> dict[str, Any] | None:
     """`{source, table, relationship_type, field_mapping}` of a remote relationship to a
     database table (`definition: {to_source: …}`, the reference's `ToSourceRelationshipDef`:
     `relationship_type` `object` or `array`, `field_mapping` from this table's columns to
     the target's), `table` qualified and `field_mapping` as pairs; None for a relationship
     to a remote schema. Raises 400 `parse-failed` at `path` for a bad shape."""
-    d = raw.get("definition") if isinstance(raw, dict) else None
-    if not isinstance(d, dict) or "to_source" not in d:
+    if not is_to_source(raw):
         return None
-    d, path = d["to_source"], f"{path}.to_source"
+    d, path = raw["definition"]["to_source"], f"{path}.to_source"
     if not isinstance(d, dict):
         raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path=path)
     for key in ("source", "table", "relationship_type", "field_mapping"):
