@@ -76,11 +76,14 @@ ARCHIVE_SQL = (
 #: released. Parallel text arrays: $1 ids, $2 statuses (NULL: no answer), $3 requests,
 #: $4 responses (json texts), $5 delivered, $6 error ('true'/'false'), $7 seconds to
 #: the next attempt (NULL: none). An event unlocked meanwhile (`redeliver_event`) keeps
-#: its new state.
+#: its new state. Rows are locked in id order first, as every multi-row queue statement
+#: (`svc.sql.claim`), so this write and the worker's lock renewal cannot deadlock.
 RECORD_ATTEMPTS_SQL = (
     "WITH r AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], "
     "$5::text[], $6::text[], $7::text[]) "
     "AS r(id, status, request, response, delivered, error, retry_in)), "
+    "l AS MATERIALIZED (SELECT e.id FROM hdb_catalog.event_log e JOIN r ON e.id = r.id "
+    "WHERE e.locked IS NOT NULL ORDER BY e.id FOR UPDATE OF e), "
     "log AS (INSERT INTO hdb_catalog.event_invocation_logs "
     "(event_id, status, request, response) "
     "SELECT id, status::integer, request::json, response::json FROM r) "
@@ -88,7 +91,7 @@ RECORD_ATTEMPTS_SQL = (
     "delivered = r.delivered::boolean, error = r.error::boolean, locked = NULL, "
     "next_retry_at = CASE WHEN r.retry_in IS NULL THEN NULL "
     "ELSE timezone('utc', now()) + make_interval(secs => r.retry_in::float8) END "
-    "FROM r WHERE e.id = r.id AND e.locked IS NOT NULL"
+    "FROM r JOIN l ON l.id = r.id WHERE e.id = r.id"
 )
 
 #: Put an event back without an attempt (its trigger is unknown here or paused): $1 id,

@@ -64,11 +64,17 @@ def claim_sql(q: QueueTable) -> str:
 
 
 def _by_stamp(q: QueueTable, value: str, returning: str) -> str:
+    # The rows are locked in key order first (`ORDER BY … FOR UPDATE`): every multi-row
+    # statement on a queue locks that way, so a process's renewal and its batched result
+    # write (`svc.catalog.event_log.RECORD_ATTEMPTS_SQL`) never deadlock (they did, in
+    # hash-join order: the write's batch failed and its delivered events were sent again).
     key, locked = ident(q.key), ident(q.locked)
     return (
-        f"UPDATE {_name(q)} AS q SET {locked} = {value} "
-        f"FROM unnest($1::text[], $2::text[]) AS h(k, stamp) "
-        f"WHERE q.{key} = h.k::{q.key_type} AND q.{locked} = h.stamp::timestamptz "
+        f"WITH l AS MATERIALIZED (SELECT c.{key} FROM {_name(q)} AS c "
+        f"JOIN unnest($1::text[], $2::text[]) AS h(k, stamp) "
+        f"ON c.{key} = h.k::{q.key_type} AND c.{locked} = h.stamp::timestamptz "
+        f"ORDER BY c.{key} FOR UPDATE OF c) "
+        f"UPDATE {_name(q)} AS q SET {locked} = {value} FROM l WHERE q.{key} = l.{key} "
         f"RETURNING {returning}"
     )
 

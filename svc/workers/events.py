@@ -15,11 +15,13 @@ attempt.
 
 from __future__ import annotations
 
+import asyncio
 import decimal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import msgspec
 
 from svc.catalog.event_log import (
@@ -48,6 +50,9 @@ QUEUE = QueueTable(
     due=DUE,
     order=("next_retry_at", "created_at"),
 )
+#: Errors after which a statement may simply be run again (deadlock, serialization).
+TRANSIENT = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
+RECORD_RETRY_PAUSES = (0.05, 0.2, 1.0)  # seconds before each rerun of a failed record
 _decode_row = msgspec.json.Decoder(float_hook=decimal.Decimal)
 _encode = msgspec.json.Encoder(decimal_format="number")
 
@@ -192,6 +197,15 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
 
     async def record(attempts: Sequence[tuple[str | None, ...]]) -> None:
         columns = [list(column) for column in zip(*attempts, strict=True)]
+        # The webhooks were called: a write that fails for a moment is written again, not
+        # given up (the worker would unlock the events and they would be sent twice).
+        for pause in RECORD_RETRY_PAUSES:
+            try:
+                async with db.pool.acquire() as conn:
+                    await conn.execute(RECORD_ATTEMPTS_SQL, *columns)
+                return
+            except TRANSIENT:
+                await asyncio.sleep(pause)
         async with db.pool.acquire() as conn:
             await conn.execute(RECORD_ATTEMPTS_SQL, *columns)
 
