@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,9 +116,11 @@ def _key(alias: str) -> bytes:
     return _encode(alias) + b":"
 
 
-def _data_body(keys: Iterable[bytes], answers: Iterable[bytes]) -> bytes:
+def _data_body(keys: Sequence[bytes], answers: Sequence[bytes]) -> bytes:
     """`{"data":{…}}` from each root's `_key` and JSON answer, in one copy (answers can be
     megabytes)."""
+    if len(keys) == 1:  # the common case, without the loop
+        return b"".join((b'{"data":{', keys[0], answers[0], b"}}"))
     parts = [b'{"data":{']
     for i, (key, answer) in enumerate(zip(keys, answers, strict=True)):
         parts += (b"," + key if i else key, answer)

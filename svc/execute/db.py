@@ -390,7 +390,10 @@ class Database:
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
         assert row is not None
-        return tuple(row[i] if row[i] is not None else b"null" for i in range(columns))
+        values: tuple[bytes, ...] = tuple(row)[:columns]
+        if None in values:
+            values = tuple(b"null" if v is None else v for v in values)
+        return values
 
     async def explain(self, sql: str, args: list[Any]) -> list[str]:
         """`EXPLAIN` lines of a compiled statement with its arguments; raises the mapped

@@ -57,6 +57,20 @@ class SessionMemo:
         """The credentials of a request's raw headers (`credentials`)."""
         return credentials(raw_headers, self.prefix)
 
+    def scan(self, raw_headers: Iterable[tuple[bytes, bytes]]) -> tuple[Credentials, bytes | None]:
+        """`key` and the `x-request-id` value (None when absent) of raw headers, in one
+        pass (the repeated-request path reads both)."""
+        prefix, length = self.prefix, len(self.prefix)
+        found: list[tuple[bytes, bytes]] = []
+        given = None
+        for pair in raw_headers:
+            name = pair[0]
+            if name[:length] == prefix or name == b"authorization":
+                found.append(pair)
+            elif name == b"x-request-id":
+                given = pair[1]
+        return tuple(found), given
+
     def get(self, key: Credentials) -> Session | None:
         """The remembered session, or None."""
         return self.sessions.get(key)

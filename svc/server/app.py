@@ -36,6 +36,7 @@ from svc.server.auth import Authenticator, Session
 from svc.server.console import answer as answer_console
 from svc.server.console import favicon
 from svc.server.disconnect import AsgiWatch, Sweeper
+from svc.server.freezer import Freezer
 from svc.server.lifecycle import SHUTTING_DOWN, InFlight, prepare_worker, shut_down
 from svc.server.metric_labels import operation_type
 from svc.server.metrics import Metrics
@@ -198,6 +199,8 @@ class App:
             self.auth.jwt is None and self.auth.webhook is None, self.names.prefix_bytes
         )
         self.again_limit = min(LARGE_BODY, config.max_body_size)
+        # The collector kept off the long-lived heap (svc.server.freezer).
+        self.freezer = Freezer(lambda: -1 if self.engine is None else self.engine.state.version)
         # Whether every request gets a log line (`log`).
         self.logs_requests = config.log_requests and config.log_level in ("debug", "info")
 
@@ -240,9 +243,12 @@ class App:
         """Start the engine (idempotent)."""
         if self.engine is None:
             self.engine = await Engine.start(self.config)
+            self.freezer.tick()
+            self.freezer.start()
 
     async def shutdown(self) -> None:
         """Stop the engine."""
+        self.freezer.stop()
         if self.engine is not None:
             await self.engine.close()
             self.engine = None
@@ -334,7 +340,8 @@ class App:
         (the general path then answers it, errors included). Counted, logged, watched for
         a disconnect and cancelled at shutdown as every request is."""
         engine = self.engine
-        session = self.sessions.get(self.sessions.key(raw))
+        key, given = self.sessions.scan(raw)
+        session = self.sessions.get(key)
         if (
             engine is None
             or session is None
@@ -343,18 +350,21 @@ class App:
             or not self.graphql_on
         ):
             return False
-        watch = AsgiWatch(self.sweeper, receive)
+        task = asyncio.current_task()
+        assert task is not None  # an ASGI app runs in a task
+        watch = AsgiWatch(self.sweeper, receive, task)
+        in_flight = self.in_flight.tasks
+        in_flight.add(task)
         try:
-            with self.in_flight:
-                state = await engine.current_state()
-                state = state.serving(session.role, session.backend_only)
-                payload = await engine.graphql_service.answer_again(
-                    state, session.role, session.variables, body
-                )
+            state = await engine.current_state()
+            state = state.serving(session.role, session.backend_only)
+            payload = await engine.graphql_service.answer_again(
+                state, session.role, session.variables, body
+            )
         except asyncio.CancelledError:
             request = self._plain_request(path, raw, body)
             if watch.disconnected:
-                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                task.uncancel()
                 self.log_disconnect(request, started)
                 return True
             if not self.in_flight.stopping:
@@ -366,10 +376,11 @@ class App:
         except Exception:  # e.g. the state cannot be reloaded: the general path says why
             return False
         finally:
+            in_flight.discard(task)
             watch.stop()
         if payload is None:
             return False
-        rid = request_id(_given_request_id(raw))
+        rid = _IDS.next() if given is None else request_id(given.decode("latin-1"))
         await send(
             {
                 "type": "http.response.start",
@@ -378,7 +389,11 @@ class App:
             }
         )
         await send({"type": "http.response.body", "body": payload})
-        self.metrics.count(path, "query", 200, payload, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        if payload[:8] == b'{"data":':
+            self.metrics.count_query_data(path, seconds)
+        else:
+            self.metrics.count(path, "query", 200, payload, seconds)
         if self.logs_requests:
             self.log(self._plain_request(path, raw, body, rid), 200, started)
         return True

@@ -27,13 +27,15 @@ Receive = Callable[[], Any]
 
 class Watch:
     """One request's watch: `arm()` starts watching (subclasses), `stop()` ends it;
-    `disconnected` turns true when the client went away and the task was cancelled."""
+    `disconnected` turns true when the client went away and the task was cancelled.
+    `task`: the request's task (default: the current one; a caller that has it already
+    passes it, saving a lookup per request)."""
 
     __slots__ = ("disconnected", "since", "sweeper", "task")
 
-    def __init__(self, sweeper: Sweeper) -> None:
+    def __init__(self, sweeper: Sweeper, task: asyncio.Task[Any] | None = None) -> None:
         self.sweeper = sweeper
-        self.task = asyncio.current_task()
+        self.task = task or asyncio.current_task()
         self.disconnected = False
         self.since = sweeper.register(self)
 
@@ -58,10 +60,12 @@ class AsgiWatch(Watch):
 
     __slots__ = ("receive", "waiter")
 
-    def __init__(self, sweeper: Sweeper, receive: Receive) -> None:
+    def __init__(
+        self, sweeper: Sweeper, receive: Receive, task: asyncio.Task[Any] | None = None
+    ) -> None:
         self.receive = receive
         self.waiter: asyncio.Task[None] | None = None
-        super().__init__(sweeper)
+        super().__init__(sweeper, task)
 
     def arm(self) -> None:
         self.waiter = asyncio.ensure_future(self._wait())

@@ -98,6 +98,7 @@ class Metrics:
         # (every SAMPLE_SECONDS, before a scrape, at close): an `inc` in multiprocess mode
         # writes memory-mapped files, ~10 µs a request on the hot path; this is a dict update.
         self._pending: dict[tuple[str, str, str], list[Any]] = {}
+        self._query_keys: dict[str, tuple[str, str, str]] = {}  # path → its 200-query labels
         self._pending_errors: dict[tuple[str, str], int] = {}
         self._sampler: asyncio.Task[None] | None = None
         self._declare(self.registry)
@@ -172,18 +173,28 @@ class Metrics:
         `seconds` it took. Held in this worker until `flush`."""
         endpoint = endpoint_label(path)
         graphql = endpoint in GRAPHQL_ENDPOINTS
-        key = (endpoint, operation if graphql else "", str(status))
+        self._add((endpoint, operation if graphql else "", str(status)), seconds)
+        if code is None and graphql:
+            code = error_code(payload)
+        if code is not None:
+            errors = (endpoint, str(code))
+            self._pending_errors[errors] = self._pending_errors.get(errors, 0) + 1
+
+    def count_query_data(self, path: str, seconds: float) -> None:
+        """`count` of a 200 answer with data and no errors to a GraphQL query on `path`
+        (a GraphQL route): the repeated-request path's, with its labels made once."""
+        key = self._query_keys.get(path)
+        if key is None:
+            key = self._query_keys[path] = (endpoint_label(path), "query", "200")
+        self._add(key, seconds)
+
+    def _add(self, key: tuple[str, str, str], seconds: float) -> None:
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = [0, 0.0, [0] * len(_BOUNDS)]
         pending[0] += 1
         pending[1] += seconds
         pending[2][bisect_left(_BOUNDS, seconds)] += 1
-        if code is None and graphql:
-            code = error_code(payload)
-        if code is not None:
-            errors = (endpoint, str(code))
-            self._pending_errors[errors] = self._pending_errors.get(errors, 0) + 1
         if self._sampler is None:
             self._start_sampler()
 
