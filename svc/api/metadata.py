@@ -28,6 +28,7 @@ from svc.api import (
     legacy_writes,
     remote_ops,
     scheduled,
+    source_ops,
 )
 from svc.api.actions import ops as action_ops
 from svc.api.catalog_state import OPERATIONS as CATALOG_STATE_OPERATIONS
@@ -500,6 +501,7 @@ REGISTRY = Registry.of(
     enum_ops.OPERATIONS,
     inherited_ops.OPERATIONS,
     CATALOG_STATE_OPERATIONS,
+    source_ops.OPERATIONS,
 )
 OPERATIONS = REGISTRY  # every operation by name and alias
 # Operations that never write: they run without taking the metadata row lock.
