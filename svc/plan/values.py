@@ -17,6 +17,7 @@ from graphql import (
     ListValueNode,
     NullValueNode,
     ObjectValueNode,
+    Undefined,
     ValueNode,
     VariableNode,
     get_nullable_type,
@@ -26,6 +27,17 @@ from graphql import (
 
 from svc.errors import validation_failed
 from svc.plan.nodes import VarRef
+
+
+def _variables_in(node: ValueNode) -> list[str]:
+    """The names of the variables inside a literal (an object's or list's leaves)."""
+    if isinstance(node, VariableNode):
+        return [node.name.value]
+    if isinstance(node, ObjectValueNode):
+        return [n for f in node.fields for n in _variables_in(f.value)]
+    if isinstance(node, ListValueNode):
+        return [n for v in node.values for n in _variables_in(v)]
+    return []
 
 
 class OneItemList(list[Any]):
@@ -76,7 +88,19 @@ class ValueReader:
                 if field is not None:
                     out[f.name.value] = self.read(f.value, field.type)
             return out
-        return value_from_ast(node, type_, None)
+        return self._literal(node, type_)
+
+    def _literal(self, node: ValueNode, type_: Any) -> Any:
+        """A leaf literal: a jsonb object or list may hold variables (`{k: $v}`); their
+        values are read concretely (recorded structural: the plan holds the whole value),
+        an absent one as null. Raises `validation-failed` for a value the type refuses."""
+        names = _variables_in(node)
+        self.structural.update(names)
+        variables = {**dict.fromkeys(names), **self.variables} if names else None
+        value = value_from_ast(node, type_, variables)
+        if value is Undefined:
+            raise validation_failed(f"expected a value of type {type_.name}")
+        return value
 
     def concrete(self, value: Any) -> Any:
         """The actual value of `value`, resolving a `VarRef` (and recording it structural)."""
