@@ -36,11 +36,15 @@ from svc.execute.errors import (
     map_query_error,
     statement_timeout_error,
 )
+from svc.execute.replicas import ON_PRIMARY, Replicas
 from svc.metadata.model import DEFAULT_SOURCE, Metadata
+from svc.metadata.read_replicas import ReplicaConf
 from svc.sql.render import ident
 
 Connection = asyncpg.Connection
 PostgresError = asyncpg.PostgresError
+#: Errors after which a statement may simply be run again (deadlock, serialization).
+TRANSIENT_ERRORS = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 
 
 def _text_bytes(value: str | bytes) -> bytes:
@@ -272,6 +276,9 @@ async def _create_pgcrypto(conn: asyncpg.Connection, schema: str) -> None:
         raise SvcError(ErrorCode.POSTGRES_ERROR, PGCRYPTO_PERMISSION, status=500) from exc
 
 
+_closing: set[asyncio.Task[None]] = set()  # replicas being closed (`use_replicas`)
+
+
 class Database:
     """A pool (metadata, mutations, explain, run_sql) plus the read path's connections,
     and catalog helpers. Create with `await Database.connect(url)`.
@@ -291,6 +298,7 @@ class Database:
         self.reads = reads
         self.statement_timeout = statement_timeout
         self.announces_writes = False
+        self.replicas: Replicas | None = None  # `use_replicas`
 
     @classmethod
     async def connect(
@@ -322,8 +330,26 @@ class Database:
 
     async def close(self) -> None:
         """Close every connection."""
+        if self.replicas is not None:
+            await self.replicas.close()
         await self.reads.close()
         await self.pool.close()
+
+    def use_replicas(self, confs: tuple[ReplicaConf, ...]) -> None:
+        """Route `query_json` to these read replicas from now on (`svc.execute.replicas`;
+        none: the primary only). Connections open on first use; the old replicas' close
+        in the background (a statement still running on one fails as unreachable and is
+        run again: `query_json`). A call with the replicas in use already changes
+        nothing."""
+        current = self.replicas
+        if (current.confs if current is not None else ()) == confs:
+            return
+        members = [ReadConnections(c.url, c.size, self.statement_timeout) for c in confs]
+        self.replicas = Replicas(members, confs) if members else None
+        if current is not None:
+            task = asyncio.get_running_loop().create_task(current.close())
+            _closing.add(task)
+            task.add_done_callback(_closing.discard)
 
     @contextlib.asynccontextmanager
     async def transaction(
@@ -379,16 +405,28 @@ class Database:
         """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes),
         within `timeout` seconds (None: the server's `statement_timeout`; 0: no limit).
 
-        Raises `SvcError`: the mapped Postgres error (`svc.execute.errors`); 400
+        Runs on the next read replica (`use_replicas`) unless the request writes
+        (`ON_PRIMARY`); a replica that cannot be reached is skipped and the statement runs
+        on the next one or the primary. Raises `SvcError`: the mapped Postgres error
+        (`svc.execute.errors`); 400
         `postgres-error` "canceling statement due to statement timeout" past the limit
         (the statement is cancelled in Postgres); 500 `postgres-error` "connection error"
         when Postgres cannot be reached. When the calling task is cancelled, the statement
         is cancelled in Postgres too (`ReadConnections`).
         """
+        reads = self.reads
+        replicas = self.replicas
+        if replicas is not None and not ON_PRIMARY.get():
+            reads = replicas.pick() or reads
         try:
-            row = await self.reads.fetchrow(sql, args, timeout)
+            row = await reads.fetchrow(sql, args, timeout)
         except asyncpg.PostgresError as exc:
             raise map_query_error(exc) from exc
+        except SvcError as exc:
+            if reads is self.reads or replicas is None or exc.status != 500:
+                raise
+            replicas.mark_down(reads, exc)  # unreachable: the primary answers instead
+            return await self.query_json(sql, args, columns, timeout)
         assert row is not None
         values: tuple[bytes, ...] = tuple(row)[:columns]
         if None in values:

@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 import msgspec
 
 from svc.catalog.event_log import (
@@ -32,7 +31,7 @@ from svc.catalog.event_log import (
     RECORD_ATTEMPTS_SQL,
 )
 from svc.errors import SvcError
-from svc.execute.db import Database
+from svc.execute.db import TRANSIENT_ERRORS, Database
 from svc.metadata.event_triggers import EventTrigger
 from svc.metadata.model import Metadata
 from svc.outbound import env_value, render_template, resolve_headers, transform
@@ -50,8 +49,6 @@ QUEUE = QueueTable(
     due=DUE,
     order=("next_retry_at", "created_at"),
 )
-#: Errors after which a statement may simply be run again (deadlock, serialization).
-TRANSIENT = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 RECORD_RETRY_PAUSES = (0.05, 0.2, 1.0)  # seconds before each rerun of a failed record
 _decode_row = msgspec.json.Decoder(float_hook=decimal.Decimal)
 _encode = msgspec.json.Encoder(decimal_format="number")
@@ -204,7 +201,7 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
                 async with db.pool.acquire() as conn:
                     await conn.execute(RECORD_ATTEMPTS_SQL, *columns)
                 return
-            except TRANSIENT:
+            except TRANSIENT_ERRORS:
                 await asyncio.sleep(pause)
         async with db.pool.acquire() as conn:
             await conn.execute(RECORD_ATTEMPTS_SQL, *columns)
