@@ -44,6 +44,7 @@ from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
 from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
+from svc.metadata.read_replicas import replica_confs
 from svc.outbound import close_shared
 from svc.session_vars import ADMIN_ROLE, is_admin, process_names
 from svc.sql.render import render_root
@@ -145,6 +146,7 @@ class Engine:
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
+            engine._use_replicas(state)
             await engine.background.start()
             engine._check_roles_soon(state)
         except BaseException:
@@ -264,10 +266,19 @@ class Engine:
         Called with the write lock held, after the version is committed."""
         self.state = state
         self._synced = max(self._synced, state.version)
+        self._use_replicas(state)
         if self._shared is not None:
             self._shared.raise_to(state.version)
         self.background.metadata_changed()  # start or stop jobs the new metadata (un)wants
         self._check_roles_soon(state)
+
+    def _use_replicas(self, state: State) -> None:
+        """Route queries to the read replicas of the `default` source's configuration
+        (`svc.execute.replicas`); one that cannot be used is an inconsistency
+        (`svc.ir.sources.replica_issues`)."""
+        source = state.metadata.default_source
+        configuration = source.get("configuration") if isinstance(source, dict) else None
+        self.db.use_replicas(replica_confs(configuration, self.config.pool_size))
 
     def _check_roles_soon(self, state: State) -> None:
         """Build every role's schema of `state` in the background, one role at a time in a

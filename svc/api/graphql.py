@@ -65,6 +65,7 @@ from svc.api.validate import select_rules, validate_document
 from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
 from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
+from svc.execute.replicas import ON_PRIMARY
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.metadata.remote_schemas import remote_schemas
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
@@ -486,6 +487,8 @@ class GraphQLService:
         that passed these checks) is not held to the allow-list nor to depth and node
         limits (its root fields are one per parent object: the request's own count
         is what was measured)."""
+        if not internal:  # a new request: reads go to replicas unless it writes (below)
+            ON_PRIMARY.set(False)
         limits = self.limits(state, role)
         if limits.rate is not None and not counted:
             self.count(role, limits, session, client)
@@ -498,6 +501,8 @@ class GraphQLService:
         if not internal:  # the request it joins for was measured whole
             limits.check(prepared.measured, role)
         kind = prepared.operation.operation
+        if kind == OperationType.MUTATION:  # its reads must see its writes
+            ON_PRIMARY.set(True)
         planned: OperationPlan | None = None
         if not prepared.database_only and (
             state.metadata.remote_schemas

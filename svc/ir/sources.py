@@ -32,6 +32,7 @@ from svc.errors import ErrorCode
 from svc.ir.model import Inconsistency
 from svc.metadata.drop import ObjectRef
 from svc.metadata.model import DEFAULT_SOURCE, SERVED_KIND, Metadata
+from svc.metadata.read_replicas import replica_problems
 
 SOURCES_FILE = "databases/databases.yaml"
 
@@ -49,9 +50,41 @@ class SourceIssue(Inconsistency):
         return ObjectRef("source", name=str(self.definition))
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaIssue(Inconsistency):
+    """A read replica of the served source that cannot be used (`svc.metadata.read_replicas`:
+    an environment variable not set, a malformed entry); `index`: its place in
+    `read_replicas`. Queries go to the primary and the other replicas meanwhile."""
+
+    index: int = 0
+
+    def target(self) -> ObjectRef:
+        """The replica entry (`drop_inconsistent_metadata` removes it)."""
+        return ObjectRef("read_replica", name=str(self.index))
+
+
+def replica_issues(md: Metadata) -> list[Inconsistency]:
+    """Every read replica of the served source that cannot be used (never raises)."""
+    source = md.default_source
+    configuration = source.get("configuration") if isinstance(source, dict) else None
+    return [
+        ReplicaIssue(
+            "source",
+            DEFAULT_SOURCE,
+            f"Inconsistent object: read replica {index} of source "
+            f'"{DEFAULT_SOURCE}" cannot be used: {reason}',
+            ErrorCode.INVALID_CONFIGURATION,
+            name=f"source {DEFAULT_SOURCE}",
+            index=index,
+        )
+        for index, reason in replica_problems(configuration)
+    ]
+
+
 def source_issues(md: Metadata) -> list[Inconsistency]:
-    """Every source of `md` svc does not serve, in document order (never raises)."""
-    out: list[Inconsistency] = []
+    """Every source of `md` svc does not serve, in document order, then the served
+    source's read replicas that cannot be used (never raises)."""
+    out: list[Inconsistency] = replica_issues(md)
     served = md.default_source is not None or bool(md.tables) or bool(md.functions)
     first = 1 if served else 0
     for j, source in enumerate(md.other_sources):

@@ -17,6 +17,7 @@ from svc.metadata.apply import replace_table, without_relationship
 from svc.metadata.apply_functions import without_functions
 from svc.metadata.apply_permissions import without_computed_field, without_permission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
+from svc.metadata.read_replicas import without_replica
 from svc.metadata.unsupported import KEPT_KINDS, drop_kept
 
 
@@ -36,6 +37,9 @@ class ObjectRef(msgspec.Struct, frozen=True):
 
 def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
     """`md` without the object `ref` names; unchanged when it is not there."""
+    if ref.kind == "read_replica" and ref.name is not None:  # of the served source
+        source = without_replica(md.default_source, int(ref.name))
+        return msgspec.structs.replace(md, default_source=source)
     if ref.kind == "source":  # the sources of that name svc does not serve
         others = tuple(s for s in md.other_sources if s.get("name") != ref.name)
         return msgspec.structs.replace(md, other_sources=others)
