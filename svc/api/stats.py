@@ -19,7 +19,8 @@ class EngineStats:
     `connections_in_use`: those running a statement or checked out now;
     `live_queries`, `cohorts`, `subscribers`: what the live-query engine holds now;
     `metadata_version`: the `resource_version` of the metadata being served;
-    `inconsistent_objects`: how many objects of it are inconsistent."""
+    `inconsistent_objects`: how many objects of it are inconsistent;
+    `replica_failures`: statements a read replica could not take since start."""
 
     connections_open: int
     connections_in_use: int
@@ -28,6 +29,7 @@ class EngineStats:
     subscribers: int
     metadata_version: int
     inconsistent_objects: int
+    replica_failures: int = 0
 
 
 def engine_stats(db: Database, live: LiveQueries, version: int, inconsistent: int) -> EngineStats:
@@ -48,6 +50,7 @@ def engine_stats(db: Database, live: LiveQueries, version: int, inconsistent: in
         subscribers=subscribers,
         metadata_version=version,
         inconsistent_objects=inconsistent,
+        replica_failures=db.replica_failures,
     )
 
 

@@ -299,6 +299,7 @@ class Database:
         self.statement_timeout = statement_timeout
         self.announces_writes = False
         self.replicas: Replicas | None = None  # `use_replicas`
+        self.replica_failures = 0  # statements a replica could not take (`query_json`)
 
     @classmethod
     async def connect(
@@ -400,13 +401,19 @@ class Database:
         return available
 
     async def query_json(
-        self, sql: str, args: list[Any], columns: int, timeout: float | None = None
+        self,
+        sql: str,
+        args: list[Any],
+        columns: int,
+        timeout: float | None = None,
+        *,
+        primary: bool = False,
     ) -> tuple[bytes, ...]:
         """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes),
         within `timeout` seconds (None: the server's `statement_timeout`; 0: no limit).
 
-        Runs on the next read replica (`use_replicas`) unless the request writes
-        (`ON_PRIMARY`); a replica that cannot be reached is skipped and the statement runs
+        Runs on the next read replica (`use_replicas`) unless `primary` or the request
+        writes (`ON_PRIMARY`); a replica that cannot be reached is skipped and the statement runs
         on the next one or the primary. Raises `SvcError`: the mapped Postgres error
         (`svc.execute.errors`); 400
         `postgres-error` "canceling statement due to statement timeout" past the limit
@@ -416,7 +423,7 @@ class Database:
         """
         reads = self.reads
         replicas = self.replicas
-        if replicas is not None and not ON_PRIMARY.get():
+        if replicas is not None and not primary and not ON_PRIMARY.get():
             reads = replicas.pick() or reads
         try:
             row = await reads.fetchrow(sql, args, timeout)
@@ -426,6 +433,7 @@ class Database:
             if reads is self.reads or replicas is None or exc.status != 500:
                 raise
             replicas.mark_down(reads, exc)  # unreachable: the primary answers instead
+            self.replica_failures += 1
             return await self.query_json(sql, args, columns, timeout)
         assert row is not None
         values: tuple[bytes, ...] = tuple(row)[:columns]

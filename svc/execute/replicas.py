@@ -5,9 +5,10 @@ A query's statement (`Database.query_json`: GraphQL queries, live and streaming
 subscriptions, remote and action relationship reads) runs on the next replica in turn;
 everything of a request that writes (a mutation, and the reads of that same request,
 `ON_PRIMARY`), metadata, `run_sql`, explain, event and scheduled-trigger work and the
-action log run on the primary. A replica that cannot be reached is skipped for
-`DOWN_SECONDS` (a log line and `Replicas.failures` each time) and the statement runs on
-the primary, so reads keep answering while a replica is away. Replicas lag: a read right
+action log (`query_json(primary=True)`) run on the primary. A replica that cannot be
+reached is skipped for `DOWN_SECONDS` (a log line each time, counted in
+`svc_read_replica_failures`) and the statement runs on the primary, so reads keep
+answering while a replica is away. Replicas lag: a read right
 after a write may not see it (as with the reference).
 
     replicas = Replicas([ReadConnections(url, size)], (ReplicaConf(url, size),))
@@ -40,13 +41,12 @@ _log = logging.getLogger(__name__)
 
 class Replicas:
     """The read connections of each replica, taken in turn (round robin), skipping one
-    that failed in the last `DOWN_SECONDS`. `failures`: connection failures so far."""
+    that failed in the last `DOWN_SECONDS`."""
 
     def __init__(self, members: list[ReadConnections], confs: tuple[ReplicaConf, ...]) -> None:
         self.members = members
         self.confs = confs
         self.down_until = [0.0] * len(members)
-        self.failures = 0
         self._next = 0
 
     def pick(self) -> ReadConnections | None:
@@ -61,10 +61,9 @@ class Replicas:
         return None
 
     def mark_down(self, member: ReadConnections, error: BaseException) -> None:
-        """`member` could not be reached: skip it for `DOWN_SECONDS`, log, count."""
+        """`member` could not be reached: skip it for `DOWN_SECONDS` and log it."""
         i = self.members.index(member)
         self.down_until[i] = time.monotonic() + DOWN_SECONDS
-        self.failures += 1
         line = {
             "type": "read-replica",
             "level": "warn",

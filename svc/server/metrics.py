@@ -13,6 +13,7 @@ What is counted (every name starts `svc_`):
 | `svc_metadata_inconsistent_objects` | gauge (max over workers) | |
 | `svc_websocket_connections`, `svc_websocket_operations` | gauge (sum) | |
 | `svc_live_queries`, `svc_live_cohorts`, `svc_live_subscribers` | gauge (sum) | |
+| `svc_read_replica_failures` | gauge (sum of each worker's count since it started) | |
 | `svc_queue_events` | gauge (latest read, at scrape) | kind, state (`pending`, `failed`) |
 
 `endpoint` is the route (`/v1/graphql`, `/v1/metadata`, `/api/rest`, `/console`, …; any
@@ -144,6 +145,11 @@ class Metrics:
         self.live_queries = gauge("svc_live_queries", "Distinct live queries polled", "livesum")
         self.cohorts = gauge("svc_live_cohorts", "Live-query cohorts", "livesum")
         self.subscribers = gauge("svc_live_subscribers", "Live-query subscribers", "livesum")
+        self.replica_failures = gauge(
+            "svc_read_replica_failures",
+            "Statements a read replica could not take (answered by the primary)",
+            "livesum",
+        )
         # the database's queues: every worker sees the same rows, the latest read wins
         self.queues = Gauge(
             "svc_queue_events",
@@ -250,6 +256,7 @@ class Metrics:
         self.live_queries.set(stats.live_queries)
         self.cohorts.set(stats.cohorts)
         self.subscribers.set(stats.subscribers)
+        self.replica_failures.set(stats.replica_failures)
 
     async def answer(self, headers: dict[str, str]) -> tuple[int, bytes, list[tuple[str, str]]]:
         """`GET /v1/metrics`: (200, Prometheus text, content type). Raises 401

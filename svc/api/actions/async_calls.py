@@ -53,7 +53,8 @@ async def store_call(
 async def read_call(db: Database, call_id: str, session: dict[str, str], role: str) -> Any:
     """The stored call `{id, created_at, errors, output, …}` (decoded), or None when
     there is none or the role may not see it (another session's call)."""
-    (text,) = await db.query_json(READ_CALL_SQL, [call_id], 1)
+    # the log is svc's catalog, written by the worker just now: a replica may lag
+    (text,) = await db.query_json(READ_CALL_SQL, [call_id], 1, primary=True)
     row = msgspec.json.decode(text)
     if row is None:
         return None
