@@ -930,3 +930,39 @@ def test_the_sources_of_a_version_3_document() -> None:
         with pytest.raises(SvcError) as info:
             metadata_from_obj({"version": 3, "sources": [missing]})
         assert info.value.path.startswith("$.args.sources[0]")
+
+
+def test_a_read_replica_that_cannot_be_used_is_reported_by_compile_and_apply(
+    srv: ServerProcess, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read replica whose URL names an environment variable that is not set is an
+    inconsistent object of the source (`svc/ir/sources.py` `ReplicaIssue`): `svc compile`
+    reports it at the entry, the live apply with the same reason."""
+    files = v3_project()
+    replica = (
+        "      read_replicas:\n"
+        "        - database_url:\n"
+        "            from_env: SVC_TEST_UNSET_REPLICA_URL\n"
+    )
+    files["databases/databases.yaml"] = DATABASES.replace(
+        "      use_prepared_statements: true\n", "      use_prepared_statements: true\n" + replica
+    )
+    project = write(tmp_path / "project", files)
+    reason = (
+        'Inconsistent object: read replica 0 of source "default" cannot be used: '
+        'environment variable "SVC_TEST_UNSET_REPLICA_URL" is not set'
+    )
+    code, err = compile_dir(capsys, project, db_url)
+    assert (code, err) == (
+        1,
+        [
+            "databases/databases.yaml: $[0].configuration.connection_info.read_replicas[0]: "
+            + reason,
+            "svc compile: 3 tables, 1 functions, 3 roles: 1 problem(s)",
+        ],
+    )
+    clear(srv)
+    document = read_directory_v3(DirectoryFiles(project)).document
+    r = srv.query({"type": "replace_metadata", "args": document})
+    assert (r.status_code, r.json()["error"]) == (400, reason)
+    clear(srv)

@@ -12,13 +12,19 @@ queries and subscriptions go to the replicas, mutations to the primary.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
+from svc.embedded import EmbeddedPostgres
+from svc.embedded.binaries import find_postgres_bindir
 from tests.support import ServerProcess, create_database, free_port
 from tests.test_metrics import SECRET, scrape, value
 
@@ -122,3 +128,76 @@ def test_a_replica_that_cannot_be_used_is_an_inconsistency(srv: ServerProcess) -
     exported = srv.query({"type": "export_metadata", "args": {}}).json()
     info = exported["sources"][0]["configuration"]["connection_info"]
     assert info["read_replicas"] == []
+
+
+@pytest.fixture
+def streaming() -> Iterator[tuple[str, str, EmbeddedPostgres]]:
+    """A cluster of its own and a streaming replica of it (`pg_basebackup -R`); yields the
+    primary's URL, the replica's URL (same database) and the replica's server."""
+    primary = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="svc-primary-")) / "data")
+    primary.start()
+    standby: EmbeddedPostgres | None = None
+    try:
+        sql(primary.url, "CREATE DATABASE shop")
+        url = primary.url.rpartition("/")[0] + "/shop"
+        sql(url, TABLE + "; INSERT INTO item VALUES (1, 'first')")
+        # beside the primary's directory: a place the server's account can reach when root
+        target = primary.real_data_dir.parent / f"standby-{os.getpid()}-{time.monotonic_ns()}"
+        tool = find_postgres_bindir() / "pg_basebackup"
+        host_port = ["-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres"]
+        done = subprocess.run(
+            [str(tool), "-D", str(target), *host_port, "-R", "-X", "stream", "-c", "fast"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        standby = EmbeddedPostgres(target)
+        standby.start()
+        yield url, standby.url.rpartition("/")[0] + "/shop", standby
+    finally:
+        if standby is not None:
+            standby.destroy()
+        primary.destroy()
+
+
+def fetch(url: str, text: str) -> Any:
+    async def go() -> Any:
+        conn = await asyncpg.connect(url)
+        try:
+            return await conn.fetchval(text)
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())
+
+
+def wait_for(check: Any, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_streaming_replica(streaming: tuple[str, str, EmbeddedPostgres]) -> None:
+    primary, replica, standby = streaming
+    assert fetch(replica, "SELECT pg_is_in_recovery()") is True
+    wait_for(lambda: fetch(replica, "SELECT count(*) FROM item") == 1, "the replica's copy")
+    srv = ServerProcess(primary, env={"REPLICA_URL": replica})
+    try:
+        assert apply(srv, v3([{"database_url": {"from_env": "REPLICA_URL"}}]))[0] == 200
+        assert names(srv) == ["first"]
+        fetch(replica, "SELECT pg_wal_replay_pause()")
+        wait_for(lambda: fetch(replica, "SELECT pg_is_wal_replay_paused()"), "replay paused")
+        mutation = 'mutation { insert_item_one(object: {id: 2, name: "second"}) { name } }'
+        assert srv.graphql(mutation) == {"data": {"insert_item_one": {"name": "second"}}}
+        # The write is on the primary; reads through svc show the paused replica's state.
+        assert fetch(primary, "SELECT count(*) FROM item") == 2
+        assert all(names(srv) == ["first"] for _ in range(10))
+        fetch(replica, "SELECT pg_wal_replay_resume()")
+        wait_for(lambda: names(srv) == ["first", "second"], "replication through svc")
+        standby.stop()  # reads keep answering, from the primary
+        assert all(names(srv) == ["first", "second"] for _ in range(10))
+    finally:
+        srv.stop()

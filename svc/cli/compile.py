@@ -45,7 +45,7 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
 from svc.ir.role_view import metadata_permissions, metadata_roles, permission_index
-from svc.ir.sources import SOURCES_FILE, SourceIssue
+from svc.ir.sources import SOURCES_FILE, ReplicaIssue, SourceIssue
 from svc.ir.unsupported_issues import locate_unsupported
 from svc.metadata.directory import ALL_FILES, KEY_ORDER, DirectoryError
 from svc.metadata.directory_v3 import v3_place
@@ -204,6 +204,8 @@ def locate(md: Metadata, issue: Inconsistency) -> tuple[str, str]:
         return issue.file, issue.path
     if isinstance(issue, SourceIssue):  # in the order `metadata_to_obj` writes sources
         return SOURCES_FILE, f"$[{issue.index}]"
+    if isinstance(issue, ReplicaIssue):  # the served source is written first
+        return SOURCES_FILE, f"$[0].configuration.connection_info.read_replicas[{issue.index}]"
     found = locate_unsupported(md, issue)  # kept sections, remote relationships
     if found is not None:
         return found
