@@ -204,9 +204,24 @@ def schema_problem(ir: Ir) -> SvcError | None:
         roots.append(fn.gql_name)
         if fn.exposed_as == "query" and fn.returns_set:
             roots.append(f"{fn.gql_name}_aggregate")
+    for root, name, _ in _action_roots(ir):
+        (query if root == "query_root" else mutation).append(name)
     if len(set(query)) == len(query) and len(set(mutation)) == len(mutation):
         return None
     return _root_conflict(ir)  # rare: find who
+
+
+def _action_roots(ir: Ir) -> Iterator[tuple[str, str, str]]:
+    """`(root type, field, owner)` of each action's root fields: a query action's on
+    `query_root`, a mutation's on `mutation_root`, an asynchronous one's result query on
+    `query_root` too (the reference's `actionQueryRoot`/`actionAsyncQuery`)."""
+    resolved = ir.actions.actions if ir.actions is not None else {}
+    for name, found in resolved.items():
+        owner = f"action {name}"
+        action = found.action.definition
+        yield ("query_root" if action.operation == "query" else "mutation_root"), name, owner
+        if action.asynchronous:
+            yield "query_root", name, owner
 
 
 def _add_roots(table: Table, query: list[str], mutation: list[str]) -> None:
@@ -245,6 +260,8 @@ def _root_conflict(ir: Ir) -> SvcError | None:
         owners.setdefault((root, fn.gql_name), []).append(what)
         if fn.exposed_as == "query" and fn.returns_set:
             owners.setdefault((root, f"{fn.gql_name}_aggregate"), []).append(what)
+    for root, name, what in _action_roots(ir):
+        owners.setdefault((root, name), []).append(what)
     for (root, name), found in owners.items():
         if len(found) > 1:
             return _field_conflict(root, name, found)
