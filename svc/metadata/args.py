@@ -16,6 +16,7 @@ from svc.metadata.model import (
     TableConfiguration,
     convert_error,
 )
+from svc.metadata.plain_names import check_plain_name
 
 T = TypeVar("T")
 
@@ -111,6 +112,9 @@ class CreatePermission(msgspec.Struct):
     permission: dict[str, Any]
     comment: str | None = None
     source: str = "default"
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.role, "role")
 
 
 class DropPermission(msgspec.Struct):

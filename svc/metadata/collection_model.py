@@ -16,12 +16,17 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from svc.metadata.plain_names import check_plain_name
+
 
 class ListedQuery(msgspec.Struct, frozen=True):
     """One named query of a collection: `{name, query}` (GraphQL text)."""
 
     name: str
     query: str
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
 
 class CollectionDefinition(msgspec.Struct, frozen=True):
@@ -37,6 +42,9 @@ class QueryCollection(msgspec.Struct, frozen=True, omit_defaults=True):
     name: str
     definition: CollectionDefinition
     comment: str | UnsetType | None = UNSET
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
     def query(self, name: str) -> ListedQuery | None:
         """The query called `name`, if the collection has one."""
@@ -90,6 +98,11 @@ class RestEndpoint(msgspec.Struct, frozen=True, omit_defaults=True):
     url: str
     methods: tuple[str, ...]
     definition: EndpointDefinition
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
+        check_plain_name(self.url, "url")
+
     comment: str | UnsetType | None = UNSET
 
     @property

@@ -17,6 +17,7 @@ from msgspec.structs import replace
 from svc.errors import ErrorCode, SvcError, already_exists, not_exists
 from svc.metadata.collection_model import CollectionDefinition, ListedQuery, QueryCollection
 from svc.metadata.model import Metadata
+from svc.metadata.plain_names import check_plain_name
 from svc.metadata.query_text import parse_query
 
 # --------------------------------------------------------------------------------------------
@@ -29,6 +30,9 @@ class CreateQueryCollection(msgspec.Struct):
     name: str
     definition: CollectionDefinition = CollectionDefinition()
     comment: str | None = None
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
 
 class DropQueryCollection(msgspec.Struct):

@@ -18,6 +18,7 @@ import msgspec
 from croniter import croniter  # type: ignore[import-untyped]
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata.plain_names import check_plain_name
 from svc.metadata.qualified import JSON, plain
 from svc.outbound.headers import HeaderConf, check_header
 
@@ -61,6 +62,9 @@ class CronTrigger(msgspec.Struct, frozen=True, omit_defaults=True):
     comment: str | msgspec.UnsetType | None = msgspec.UNSET
     request_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     response_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
     @property
     def retry(self) -> RetryConfST:

@@ -26,6 +26,7 @@ from svc.errors import ErrorCode, SvcError, already_exists, not_exists
 from svc.metadata.collection_model import EndpointDefinition, RestEndpoint
 from svc.metadata.collections import find_collection
 from svc.metadata.model import JSON, Metadata, plain
+from svc.metadata.plain_names import check_plain_name
 from svc.metadata.query_text import operations
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -92,10 +93,12 @@ def create_rest_endpoint(md: Metadata, args: CreateRestEndpoint) -> Metadata:
     an unnamed variable, captures a variable twice, or is ambiguous with another endpoint
     for a common method (Hasura's `runCreateEndpoint` / `buildSchemaCacheFor`).
     """
-    if not args.url:
-        raise SvcError(ErrorCode.PARSE_FAILED, "empty string not allowed", path="$.url")
-    if not args.name:
-        raise SvcError(ErrorCode.PARSE_FAILED, "empty string not allowed", path="$.name")
+    for key in ("url", "name"):
+        try:
+            check_plain_name(getattr(args, key), key)
+        except ValueError as exc:
+            message = str(exc).removeprefix(f"{key}: ")
+            raise SvcError(ErrorCode.PARSE_FAILED, message, path=f"$.{key}") from None
     _check_methods(args.methods)
     if find_endpoint(md, args.name) is not None:
         raise already_exists(f"Endpoint with name: {args.name} already exists")

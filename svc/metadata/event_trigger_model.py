@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from svc.metadata.plain_names import check_plain_name
 from svc.outbound import HeaderConf
 
 OPS = ("insert", "update", "delete")
@@ -72,6 +73,9 @@ class EventTrigger(msgspec.Struct, frozen=True, omit_defaults=True):
     request_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     response_transform: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     paused: bool | msgspec.UnsetType = msgspec.UNSET  # svc extension (pause/resume)
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
     def header_confs(self) -> tuple[HeaderConf, ...]:
         """The configured headers (none when unset)."""

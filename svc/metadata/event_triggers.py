@@ -32,6 +32,7 @@ from svc.metadata.event_trigger_model import (
     TriggerDefinition,
 )
 from svc.metadata.model import Metadata, TableEntry, convert_error
+from svc.metadata.plain_names import check_plain_name
 from svc.metadata.qualified import QualifiedName, qualify
 from svc.outbound import HeaderConf, check_header, env_value, parse_template
 
@@ -55,6 +56,9 @@ class CreateEventTrigger(msgspec.Struct, frozen=True):
     request_transform: dict[str, Any] | None = None
     response_transform: dict[str, Any] | None = None
     source: str = "default"
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.name, "name")
 
 
 class TriggerName(msgspec.Struct, frozen=True):

@@ -22,6 +22,7 @@ import msgspec
 from msgspec.structs import replace
 
 from svc.errors import ErrorCode, SvcError
+from svc.metadata.plain_names import check_plain_name
 
 if TYPE_CHECKING:  # the model imports `svc.metadata.unsupported`, which imports this
     from svc.metadata.model import Metadata
@@ -32,6 +33,11 @@ class AddInheritedRole(msgspec.Struct):
 
     role_name: str
     role_set: list[str]
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.role_name, "role_name")
+        for role in self.role_set:
+            check_plain_name(role, "role_set")
 
 
 class DropInheritedRole(msgspec.Struct):

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from svc.metadata.plain_names import check_plain_name
 from svc.metadata.qualified import JSON
 
 T = TypeVar("T")
@@ -85,6 +86,9 @@ class Permission(msgspec.Struct, Generic[R], frozen=True, omit_defaults=True):
     role: str
     permission: R
     comment: str | UnsetType | None = UNSET
+
+    def __post_init__(self) -> None:
+        check_plain_name(self.role, "role")
 
 
 SelectPermission = Permission[SelectRule]
