@@ -274,6 +274,15 @@ async def test_close_4408_init_timeout(raw: Any) -> None:
     assert 2.5 < time.monotonic() - started < 5
 
 
+async def test_an_apollo_socket_without_init_is_closed_too(raw: Any) -> None:
+    """subscriptions-transport-ws defines no close codes; a socket that never sends
+    connection_init was kept open forever (issue 31): it gets the same 4408 after 3 s."""
+    ws = await raw(["graphql-ws"])
+    started = time.monotonic()
+    assert await closed_with(ws, 6) == (4408, "Connection initialisation timeout", [])
+    assert 2.5 < time.monotonic() - started < 5
+
+
 async def test_no_4401_subscribe_before_ack(raw: Any) -> None:
     """The reference never sends 4401: a subscribe before connection_init is answered
     `error` (`start-failed`) and `complete`, then the socket closes with 1000, reason

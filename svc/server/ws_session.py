@@ -17,7 +17,9 @@ Behaviour is the reference's (reference-notes-wave2 section 1, conformance FIXTU
   protocols: its operations stop and it closes without a status code and without a
   frame (Hasura v2 `WebSocket.hs` `tokenExpiryHandler`: the connection's threads end,
   no close frame is sent). A later `connection_init` replaces the expiry with its own.
-- graphql-transport-ws only: no `connection_init` within `init_timeout_s` → close 4408.
+- No `connection_init` within `init_timeout_s` → close 4408 "Connection initialisation
+  timeout" (graphql-transport-ws's code; the Apollo protocol defines no close codes, and
+  its sockets get the same so that none stays open unauthenticated).
 - A frame that is no client message: Apollo `connection_error` "parsing ClientMessage
   failed: ..." (open), graphql-transport-ws close 4400.
 - `start` before a successful init, with a duplicate id, or past `max_operations`:
@@ -146,10 +148,11 @@ class WsSession:
         """Serve the connection until either side closes it."""
         self._reader = asyncio.current_task()
         self.ctx.sessions.add(self)
-        if self.protocol is WsProtocol.TRANSPORT:
-            self._timer = asyncio.get_running_loop().call_later(
-                self.ctx.settings.init_timeout_s, self._init_timeout
-            )
+        # Both protocols: an Apollo socket that never sends `connection_init` held a
+        # connection slot forever (issue 31); it closes with the same code.
+        self._timer = asyncio.get_running_loop().call_later(
+            self.ctx.settings.init_timeout_s, self._init_timeout
+        )
         try:
             await self._read()
         finally:
