@@ -15,10 +15,23 @@ from svc.execute.db import Connection, PostgresError
 from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
 from svc.ir.model import Ir, Table
+from svc.ir.permissions import FilterResolver, TableShape
 from svc.ir.role_view import role_view
 from svc.metadata.args import parse_args
 from svc.metadata.model import qualify
-from svc.plan.nodes import TRUE, ColumnField, Field, RelField, Rows, Select
+from svc.plan.nodes import (
+    TRUE,
+    And,
+    BoolExp,
+    ColumnField,
+    Const,
+    Field,
+    OrderKey,
+    Param,
+    RelField,
+    Rows,
+    Select,
+)
 from svc.plan.permissions import filter_exp
 from svc.sql.dml import render_insert
 from svc.sql.render import render_root
@@ -33,11 +46,79 @@ class InsertArgs(msgspec.Struct):
     objects: list[dict[str, Any]]
 
 
-class SelectArgs(msgspec.Struct):
-    """`select`: `{table, columns}` (a column may be `{name: <rel>, columns: [...]}`)."""
+class SelectArgs(msgspec.Struct, forbid_unknown_fields=True):
+    """`select`: `{table, columns, where, order_by, limit, offset}` (a column may be
+    `{name: <rel>, columns: [...]}`; Hasura v1 `SelectQuery`). An unknown key is refused
+    (400 `parse-failed`): the reference ignores it, and a dropped `where` answers rows the
+    caller did not ask for."""
 
     table: Any
     columns: list[Any]
+    where: dict[str, Any] = msgspec.field(default_factory=dict)
+    order_by: Any = None
+    limit: int | None = None
+    offset: int | None = None
+
+
+def table_shapes(ir: Ir) -> dict[Any, TableShape]:
+    """What a filter may name of each tracked table (`FilterResolver`)."""
+    return {
+        name: TableShape(
+            frozenset(c.name for c in t.columns),
+            {r.name: r.target for r in t.relationships if not r.to_source},
+            {c.name: c.returns_table for c in t.computed_fields},
+            {c.name: c.type_name for c in t.columns},
+        )
+        for name, t in ir.tables.items()
+    }
+
+
+def where_exp(ir: Ir, table: Table, where: dict[str, Any]) -> BoolExp:
+    """A legacy `where` (Hasura's boolean expression: implicit `_eq`, `$op` spellings)
+    resolved as a permission filter is; 400 `not-exists` / `parse-failed` at
+    `$.args.where`."""
+    try:
+        normal = FilterResolver(table_shapes(ir)).resolve(table.name, where)
+    except SvcError as exc:
+        raise exc.at("$.args.where") from None
+    return filter_exp(ir.tables, table, normal)
+
+
+def order_keys(table: Table, order_by: Any) -> tuple[OrderKey, ...]:
+    """A legacy `order_by`: one item or a list, each `"+col"`, `"-col"`, `"col"` (ascending)
+    or `{column, type: asc|desc, nulls: first|last}` (Hasura v1 `OrderByItem`; nulls as
+    Postgres orders them unless given). 400 `parse-failed` / `not-exists` at
+    `$.args.order_by[i]`."""
+    items = order_by if isinstance(order_by, list) else [] if order_by is None else [order_by]
+    out = []
+    for i, item in enumerate(items):
+        path = f"$.args.order_by[{i}]"
+        column, descending, nulls = _order_item(item, path)
+        if table.column(column) is None:
+            raise SvcError("not-exists", f'no such column exists : "{column}"', path=path)
+        first = descending if nulls is None else nulls == "first"
+        out.append(OrderKey((), column, descending, first))
+    return tuple(out)
+
+
+def _order_item(item: Any, path: str) -> tuple[str, bool, str | None]:
+    """`(column, descending, nulls)` of one legacy order item."""
+    if isinstance(item, str):
+        return item.lstrip("+-"), item.startswith("-"), None
+    if not (isinstance(item, dict) and isinstance(item.get("column"), str)):
+        raise SvcError("parse-failed", "expected a column name or {column, type}", path=path)
+    kind, nulls = item.get("type", "asc"), item.get("nulls")
+    if kind not in ("asc", "desc") or nulls not in (None, "first", "last"):
+        raise SvcError("parse-failed", "expected type asc|desc, nulls first|last", path=path)
+    return item["column"], kind == "desc", nulls
+
+
+def _window(value: int | None, name: str) -> Param | None:
+    if value is None:
+        return None
+    if value < 0:
+        raise SvcError("parse-failed", f"expected a non-negative {name}", path=f"$.args.{name}")
+    return Param(Const(value), "integer")
 
 
 def tracked(ir: Ir, raw: Any) -> Table:
@@ -146,7 +227,18 @@ async def select(
     a = parse_args(SelectArgs, args)
     table = tracked(ir, a.table)
     reader = _Reader(ir, role)
-    stmt = render_root(Select(reader.rows(table), reader.fields(table, a.columns)))
+    allowed = reader.rows(table)
+    where = where_exp(ir, table, a.where) if a.where else TRUE
+    combined = allowed.where if where == TRUE else And((where, allowed.where))
+    rows = Rows(
+        table.name,
+        combined,
+        order_keys(table, a.order_by),
+        _window(a.limit, "limit"),
+        _window(a.offset, "offset"),
+        limit_cap=allowed.limit_cap,
+    )
+    stmt = render_root(Select(rows, reader.fields(table, a.columns)))
     try:
         text = await conn.fetchval(stmt.sql, *resolve(stmt.params, {}, session or {}))
     except PostgresError as exc:

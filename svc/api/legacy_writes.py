@@ -21,11 +21,8 @@ from svc.errors import ErrorCode, SvcError
 from svc.execute.db import PostgresError
 from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
-from svc.ir.model import Ir, Table
-from svc.ir.permissions import FilterResolver, TableShape
+from svc.ir.model import Table
 from svc.metadata.args import parse_args
-from svc.plan.nodes import BoolExp
-from svc.plan.permissions import filter_exp
 from svc.session_vars import role_session, session_json
 from svc.sql.legacy_writes import render_count, render_delete, render_update
 from svc.sql.render import Statement
@@ -49,25 +46,7 @@ class WhereArgs(msgspec.Struct):
     where: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-def _shapes(ir: Ir) -> dict[Any, TableShape]:
-    return {
-        name: TableShape(
-            frozenset(c.name for c in t.columns),
-            {r.name: r.target for r in t.relationships if not r.to_source},
-            {c.name: c.returns_table for c in t.computed_fields},
-            {c.name: c.type_name for c in t.columns},
-        )
-        for name, t in ir.tables.items()
-    }
-
-
-def where_exp(ir: Ir, table: Table, where: dict[str, Any]) -> BoolExp:
-    """The planned filter; 400 `not-exists` / `parse-failed` at `$.args.where`."""
-    try:
-        normal = FilterResolver(_shapes(ir)).resolve(table.name, where)
-    except SvcError as exc:
-        raise exc.at("$.args.where") from None
-    return filter_exp(ir.tables, table, normal)
+where_exp = dml.where_exp
 
 
 async def set_session(ctx: Any) -> None:
