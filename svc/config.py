@@ -288,6 +288,9 @@ class Config:
     # conformance corpus reaches depth 12 (the introspection query) and 59 nodes.
     default_depth_limit: int = 20
     default_node_limit: int = 500
+    # The most list items one request's variables may hold (0: none): coercing a list
+    # costs ~14x its bytes (a 32 MiB body of ids grew a worker by ~450 MB; issue 31).
+    max_list_items: int = 100_000
     # The rate-limit counter file `svc serve` shares with its workers ("" : per process).
     rate_limit_file: str = ""
     # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
@@ -368,6 +371,7 @@ class Config:
             "plan_cache_bytes": int(e.get("SVC_GRAPHQL_PLAN_CACHE_BYTES") or 64 * 1024 * 1024),
             "default_depth_limit": int(e.get("SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT") or 20),
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
+            "max_list_items": int(e.get("SVC_GRAPHQL_MAX_LIST_ITEMS") or 100_000),
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),

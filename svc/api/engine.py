@@ -73,7 +73,9 @@ class Engine:
             db,
             stringify=config.stringify_numeric_types,
             allowlist=config.enable_allowlist,
-            defaults=Defaults(config.default_depth_limit, config.default_node_limit),
+            defaults=Defaults(
+                config.default_depth_limit, config.default_node_limit, config.max_list_items
+            ),
             rate_file=config.rate_limit_file or None,
             sources=sources,
         )

@@ -392,7 +392,7 @@ class GraphQLService:
         schema = state.schema(role)
         if prepared.operation.operation == OperationType.MUTATION:
             raise validation_failed("explain is available for queries and subscriptions only")
-        variables = coerce_variables(schema, prepared, req.variables)
+        variables = coerce_variables(schema, prepared, req.variables, self.defaults.list_items)
         shape = _shape_key(prepared, variables)
         compiled = prepared.compiled.get(shape)
         if compiled is None:
@@ -508,7 +508,9 @@ class GraphQLService:
             state.metadata.remote_schemas
             or (kind != OperationType.SUBSCRIPTION and uses_actions(state, prepared))
         ):
-            variables = coerce_variables(state.schema(role), prepared, req.variables)
+            variables = coerce_variables(
+                state.schema(role), prepared, req.variables, self.defaults.list_items
+            )
             planned = self.plan_steps(state, role, req, prepared, variables)
             if not planned.database_only:
                 if kind != OperationType.SUBSCRIPTION or calls_remote(planned):
@@ -621,7 +623,7 @@ class GraphQLService:
         (`svc.api.input_validation`), and run in one transaction, each statement within
         `timeout` seconds (None: the server's statement timeout; 0: none)."""
         schema = state.schema(role)
-        variables = coerce_variables(schema, prepared, req.variables)
+        variables = coerce_variables(schema, prepared, req.variables, self.defaults.list_items)
         if planned is None:
             planned = plan_operation(self._input(state, role, prepared, variables))
         await validate_mutation(schema, prepared, variables, role, session, timeout)

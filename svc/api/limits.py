@@ -155,10 +155,12 @@ def _root_names(
 @dataclass(frozen=True, slots=True)
 class Defaults:
     """Server-wide limits (configuration): `depth` and `nodes` (0: none) for every role
-    (the statement timeout default is the database layer's `--statement-timeout`)."""
+    (the statement timeout default is the database layer's `--statement-timeout`);
+    `list_items`, the most list items a request's variables may hold (0: none)."""
 
     depth: int = 0
     nodes: int = 0
+    list_items: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,7 +217,8 @@ async def answer_steps(
     """Plan (cached in `prepared`, `GraphQLService.plan_steps`) and run the operation
     `prepared` under `state`: a subscription with action fields polls this, its other
     fields answered as a query. Raises `SvcError`."""
-    variables = coerce_variables(state.schema(role), prepared, req.variables)
+    schema = state.schema(role)
+    variables = coerce_variables(schema, prepared, req.variables, service.defaults.list_items)
     planned = service.plan_steps(state, role, req, prepared, variables)
     return await run_steps(
         service, state, role, session, req, prepared, planned, variables, timeout
