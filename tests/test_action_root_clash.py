@@ -10,29 +10,29 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 OUT = {"objects": [{"name": "Out", "fields": [{"name": "ok", "type": "Boolean"}]}]}
 
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(create_database(pg_url, prefix="clash"))
     steps: list[Any] = [
         {"type": "run_sql", "args": {"sql": "CREATE TABLE posts (id int PRIMARY KEY)"}},
         {"type": "track_table", "args": {"table": "posts"}},
         {"type": "set_custom_types", "args": OUT},
     ]
-    try:
-        for step in steps:
-            assert server.query(step).status_code == 200
+    with server_with(pg_url, steps) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def action(name: str, operation: str, **extra: Any) -> dict[str, Any]:
-    definition = {"type": operation, "output_type": "Out", "handler": "http://127.0.0.1:9/h", **extra}
+    definition = {
+        "type": operation,
+        "output_type": "Out",
+        "handler": "http://127.0.0.1:9/h",
+        **extra,
+    }
     return {"type": "create_action", "args": {"name": name, "definition": definition}}
 
 

@@ -11,20 +11,19 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 SQL = "CREATE TABLE doc (id int PRIMARY KEY, j jsonb NOT NULL DEFAULT '{}')"
 
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(create_database(pg_url, prefix="jsonvar"))
-    try:
-        assert server.query({"type": "run_sql", "args": {"sql": SQL}}).status_code == 200
-        assert server.query({"type": "track_table", "args": {"table": "doc"}}).status_code == 200
+    steps = [
+        {"type": "run_sql", "args": {"sql": SQL}},
+        {"type": "track_table", "args": {"table": "doc"}},
+    ]
+    with server_with(pg_url, steps) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def data(srv: ServerProcess, query: str, variables: dict[str, Any]) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 SQL = """
 CREATE TABLE book (id int PRIMARY KEY, title text, year int);
@@ -21,7 +21,6 @@ ROLE = {"x-svc-role": "reader"}
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(create_database(pg_url, prefix="legacy"))
     permission = {"columns": ["id", "year"], "filter": {"id": {"_lt": 4}}, "limit": 2}
     steps: list[Any] = [
         {"type": "run_sql", "args": {"sql": SQL}},
@@ -31,12 +30,8 @@ def srv(pg_url: str) -> Iterator[ServerProcess]:
             "args": {"table": "book", "role": "reader", "permission": permission},
         },
     ]
-    try:
-        for step in steps:
-            assert server.query(step).status_code == 200, step
+    with server_with(pg_url, steps) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def select(srv: ServerProcess, headers: dict[str, str] | None = None, **args: Any) -> Any:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 LIMIT = 1000
 QUERY = "query($ids: [Int!]) { t(where: {id: {_in: $ids}}) { id } }"
@@ -18,15 +18,13 @@ NESTED = "query($w: t_bool_exp) { t(where: $w) { id } }"
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    env = {"SVC_GRAPHQL_MAX_LIST_ITEMS": str(LIMIT)}
-    server = ServerProcess(create_database(pg_url, prefix="lists"), env=env)
     sql = "CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 5)"
-    try:
-        assert server.query({"type": "run_sql", "args": {"sql": sql}}).status_code == 200
-        assert server.query({"type": "track_table", "args": {"table": "t"}}).status_code == 200
+    steps = [
+        {"type": "run_sql", "args": {"sql": sql}},
+        {"type": "track_table", "args": {"table": "t"}},
+    ]
+    with server_with(pg_url, steps, env={"SVC_GRAPHQL_MAX_LIST_ITEMS": str(LIMIT)}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_lists_up_to_the_bound_are_answered(srv: ServerProcess) -> None:

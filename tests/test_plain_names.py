@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, server_with
 
 HOOK = "http://127.0.0.1:9/hook"
 QUERY = {"name": "q", "query": "query { t { id } }"}
@@ -18,21 +18,14 @@ QUERY = {"name": "q", "query": "query { t { id } }"}
 
 @pytest.fixture(scope="module")
 def srv(pg_url: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(create_database(pg_url, prefix="names"))
+    collection = {"name": "c", "definition": {"queries": [QUERY]}}
     steps: list[Any] = [
         {"type": "run_sql", "args": {"sql": "CREATE TABLE t (id int PRIMARY KEY)"}},
         {"type": "track_table", "args": {"table": "t"}},
-        {
-            "type": "create_query_collection",
-            "args": {"name": "c", "definition": {"queries": [QUERY]}},
-        },
+        {"type": "create_query_collection", "args": collection},
     ]
-    try:
-        for step in steps:
-            assert server.query(step).status_code == 200, step
+    with server_with(pg_url, steps) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def operations(bad: str) -> list[dict[str, Any]]:
