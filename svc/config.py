@@ -291,6 +291,10 @@ class Config:
     # The most list items one request's variables may hold (0: none): coercing a list
     # costs ~14x its bytes (a 32 MiB body of ids grew a worker by ~450 MB; issue 31).
     max_list_items: int = 100_000
+    # The longest regular expression operand a role other than admin may send (0: any):
+    # Postgres compiles each one per statement (100,000 characters held a connection
+    # for seconds; issue 31).
+    max_pattern_length: int = 1000
     # The rate-limit counter file `svc serve` shares with its workers ("" : per process).
     rate_limit_file: str = ""
     # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
@@ -372,6 +376,7 @@ class Config:
             "default_depth_limit": int(e.get("SVC_GRAPHQL_DEFAULT_DEPTH_LIMIT") or 20),
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
             "max_list_items": int(e.get("SVC_GRAPHQL_MAX_LIST_ITEMS") or 100_000),
+            "max_pattern_length": int(e.get("SVC_GRAPHQL_MAX_PATTERN_LENGTH") or 1000),
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),

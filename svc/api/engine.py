@@ -74,7 +74,10 @@ class Engine:
             stringify=config.stringify_numeric_types,
             allowlist=config.enable_allowlist,
             defaults=Defaults(
-                config.default_depth_limit, config.default_node_limit, config.max_list_items
+                config.default_depth_limit,
+                config.default_node_limit,
+                config.max_list_items,
+                config.max_pattern_length,
             ),
             rate_file=config.rate_limit_file or None,
             sources=sources,

@@ -645,6 +645,7 @@ class GraphQLService:
             self.stringify,
             role,
             tuple(remote_schemas(md)) if md.remote_schemas else (),
+            0 if is_admin(role) else self.defaults.pattern_length,
         )
 
     def plan_steps(

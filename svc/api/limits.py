@@ -156,11 +156,14 @@ def _root_names(
 class Defaults:
     """Server-wide limits (configuration): `depth` and `nodes` (0: none) for every role
     (the statement timeout default is the database layer's `--statement-timeout`);
-    `list_items`, the most list items a request's variables may hold (0: none)."""
+    `list_items`, the most list items a request's variables may hold; `pattern_length`,
+    the longest regular expression (`_regex`, `_similar`, …) a role other than admin may
+    send (0: none)."""
 
     depth: int = 0
     nodes: int = 0
     list_items: int = 0
+    pattern_length: int = 0
 
 
 @dataclass(frozen=True, slots=True)

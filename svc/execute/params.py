@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from svc.errors import ErrorCode, SvcError
+from svc.errors import ErrorCode, SvcError, pattern_too_long
 from svc.plan.nodes import Const, Param, SessionJson, SessionRef, VarRef
 from svc.plan.values import OneItemList
 
@@ -75,6 +75,8 @@ def resolve(
             value = dict(session)
         else:
             raise TypeError(src)
+        if p.max_chars and isinstance(value, str) and len(value) > p.max_chars:
+            raise pattern_too_long(len(value), p.max_chars)
         if p.is_list:
             elem_type = p.pg_type
             out.append(None if value is None else [to_text(v, elem_type) for v in value])

@@ -73,10 +73,15 @@ class Operator:
     negated: bool = False
     permission_only: bool = False
     canonical: str | None = None
+    pattern: bool = False  # a regular expression Postgres compiles (bounded in length)
 
 
 def _infix(name: str, sql: str, applies: Applies = Applies.ALL, negated: bool = False) -> Operator:
     return Operator(name, Operand.SCALAR, applies, Form.INFIX, sql, negated)
+
+
+def _pattern(name: str, sql: str, negated: bool = False) -> Operator:
+    return Operator(name, Operand.SCALAR, Applies.TEXT, Form.INFIX, sql, negated, pattern=True)
 
 
 def _geo(name: str, function: str) -> Operator:
@@ -105,12 +110,12 @@ _TABLE = (
     _infix("_nlike", "LIKE", _T, negated=True),
     _infix("_ilike", "ILIKE", _T),
     _infix("_nilike", "ILIKE", _T, negated=True),
-    _infix("_similar", "SIMILAR TO", _T),
-    _infix("_nsimilar", "SIMILAR TO", _T, negated=True),
-    _infix("_regex", "~", _T),
-    _infix("_nregex", "!~", _T),
-    _infix("_iregex", "~*", _T),
-    _infix("_niregex", "!~*", _T),
+    _pattern("_similar", "SIMILAR TO"),
+    _pattern("_nsimilar", "SIMILAR TO", negated=True),
+    _pattern("_regex", "~"),
+    _pattern("_nregex", "!~"),
+    _pattern("_iregex", "~*"),
+    _pattern("_niregex", "!~*"),
     # jsonb and arrays (the reference's `AContains`/`AContainedIn` for `PGArray` columns)
     _infix("_contains", "@>", Applies.CONTAINER),
     _infix("_contained_in", "<@", Applies.CONTAINER),

@@ -20,7 +20,7 @@ from graphql import (
 )
 from graphql.execution.collect_fields import collect_fields, collect_sub_fields
 
-from svc.errors import SvcError
+from svc.errors import SvcError, pattern_too_long
 from svc.ir.agg_predicates import AGG_PREDICATES
 from svc.ir.model import ComputedField, FunctionArg, Relationship, Table
 from svc.ir.operators import CAST_OPERATOR, CASTS, GEO_TYPES, OPERATORS, Operand
@@ -93,10 +93,12 @@ class Planner:
         *,
         stringify: bool,
         role: str,
+        pattern_limit: int = 0,
     ) -> None:
         self.schema = schema
         self.tables = tables
         self.role = role
+        self.pattern_limit = pattern_limit  # longest regular expression operand (0: any)
         # Permissions come from the view the schema was built from (one decision).
         self.view = schema_view(schema)
         self.fragments = fragments
@@ -329,8 +331,21 @@ class Planner:
                 continue
             if OPERATORS[op].operand in CONCRETE_OPERANDS:
                 value = self.reader.concrete(value)
-            out.append(operator_exp(column, pg_type, op, value, self._any_param))
+            exp = operator_exp(column, pg_type, op, value, self._any_param)
+            if self.pattern_limit and OPERATORS[op].pattern and isinstance(exp, Compare):
+                exp = self._bounded(exp)
+            out.append(exp)
         return out
+
+    def _bounded(self, exp: Compare) -> Compare:
+        """A regular expression operand held to `pattern_limit` characters: a literal now,
+        a variable's value when the statement's arguments are resolved."""
+        param, limit = exp.value, self.pattern_limit
+        if isinstance(param.source, Const) and isinstance(param.source.value, str):
+            if len(param.source.value) > limit:
+                raise pattern_too_long(len(param.source.value), limit)
+            return exp
+        return replace(exp, value=replace(param, max_chars=limit))
 
     def _cast_ops(self, column: Compared, pg_type: str, value: Any) -> list[BoolExp]:
         """`_cast: {<Target>: <comparison>}`: each comparison on the value cast to the
@@ -584,9 +599,19 @@ def plan_query(
     *,
     stringify: bool,
     role: str,
+    pattern_limit: int = 0,
 ) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
-    """Plan `op` for `role`; returns the plan, the structural and the leaf variables used."""
-    planner = Planner(schema, tables, fragments, variables, stringify=stringify, role=role)
+    """Plan `op` for `role`; returns the plan, the structural and the leaf variables used.
+    `pattern_limit`: the longest regular expression operand (0: any)."""
+    planner = Planner(
+        schema,
+        tables,
+        fragments,
+        variables,
+        stringify=stringify,
+        role=role,
+        pattern_limit=pattern_limit,
+    )
     plan = planner.plan(op)
     return plan, frozenset(planner.reader.structural), frozenset(planner.reader.leaf_vars)
 

@@ -53,11 +53,14 @@ Source = Const | VarRef | SessionRef | SessionJson | CursorRef
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A typed parameter: sent as text (or text[] when `is_list`), cast to `pg_type` in SQL."""
+    """A typed parameter: sent as text (or text[] when `is_list`), cast to `pg_type` in SQL.
+    `max_chars` (0: none): the longest string it may be (a regular expression's bound,
+    checked when the value is known: `svc.execute.params.resolve`)."""
 
     source: Source
     pg_type: str
     is_list: bool = False
+    max_chars: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,8 +45,9 @@ class PlanInput:
     """Everything planning reads: the role's schema (its `RoleView` decides permissions),
     the IR's tables, the validated operation with its document's fragments, the coerced
     variables, whether numeric types are answered as strings
-    (`--stringify-numeric-types`), the role, and the metadata's remote schemas (their
-    URLs and headers; with none, no field is looked at for remote relationships)."""
+    (`--stringify-numeric-types`), the role, the metadata's remote schemas (their
+    URLs and headers; with none, no field is looked at for remote relationships) and the
+    longest regular expression operand the role may send (0: any)."""
 
     schema: GraphQLSchema
     tables: dict[QualifiedName, Table]
@@ -56,6 +57,7 @@ class PlanInput:
     stringify: bool
     role: str
     remotes: tuple[RemoteSchema, ...] = ()
+    pattern_limit: int = 0  # the longest regular expression operand (0: any)
 
 
 def plan_operation(given: PlanInput) -> OperationPlan:
@@ -102,6 +104,7 @@ def _database(
         given.variables,
         stringify=given.stringify,
         role=given.role,
+        pattern_limit=given.pattern_limit,
     )
     step = DatabaseStep(plan, query_source(plan, given.tables))
     return OperationPlan(plan.kind, (step,), structural, leaf_vars)
@@ -180,6 +183,7 @@ def _mutation_roots(
         given.variables,
         stringify=given.stringify,
         role=given.role,
+        pattern_limit=given.pattern_limit,
     )
     out: list[tuple[str, MutationRoot | None]] = []
     fields = collect_fields(schema, fragments, given.variables, root_type, op.selection_set)
