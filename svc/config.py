@@ -295,6 +295,9 @@ class Config:
     # Postgres compiles each one per statement (100,000 characters held a connection
     # for seconds; issue 31).
     max_pattern_length: int = 1000
+    # Read-path connections requests without credentials may use at once (the
+    # unauthorized role's share; 0: no own share, -1: half of `pool_size`).
+    anonymous_connections: int = -1
     # The rate-limit counter file `svc serve` shares with its workers ("" : per process).
     rate_limit_file: str = ""
     # Largest request body accepted, in bytes (`--max-body-size`); larger: 413. 32 MiB is
@@ -377,6 +380,7 @@ class Config:
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
             "max_list_items": int(e.get("SVC_GRAPHQL_MAX_LIST_ITEMS") or 100_000),
             "max_pattern_length": int(e.get("SVC_GRAPHQL_MAX_PATTERN_LENGTH") or 1000),
+            "anonymous_connections": int(e.get("SVC_GRAPHQL_ANONYMOUS_CONNECTIONS") or -1),
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),
             "shared_version_file": e.get("SVC_GRAPHQL_SHARED_VERSION_FILE", ""),

@@ -39,7 +39,7 @@ from svc.api.state import Resources, State
 from svc.api.stats import EngineStats, engine_stats, queue_counts
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
-from svc.execute.db import Database, Sources
+from svc.execute.db import ANONYMOUS, Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
@@ -57,6 +57,12 @@ STARTUP_WAIT_S = 30.0  # how long a starting worker waits for an unreachable Pos
 ROLE_CHECK_DELAY_S = 0.5
 
 _log = logging.getLogger(__name__)
+
+
+def anonymous_request() -> None:
+    """The current request (its task, and the tasks it starts) has no credentials: its
+    statements take the anonymous share of the read path (`Database.limit_anonymous`)."""
+    ANONYMOUS.set(True)
 
 
 class Engine:
@@ -152,6 +158,8 @@ class Engine:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
             engine._use_replicas(state)
+            slots = config.anonymous_connections
+            db.limit_anonymous(max(1, config.pool_size // 2) if slots < 0 else slots)
             await engine.background.start()
             engine._check_roles_soon(state)
         except BaseException:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import math
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 import asyncpg
@@ -278,6 +279,11 @@ async def _create_pgcrypto(conn: asyncpg.Connection, schema: str) -> None:
 
 _closing: set[asyncio.Task[None]] = set()  # replicas being closed (`use_replicas`)
 
+#: True for a request without credentials (the unauthorized role): its statements take
+#: one of the read path's anonymous slots (`Database.limit_anonymous`). Set by the
+#: server per request (`svc.server.app`, `svc.server.ws_operations`).
+ANONYMOUS: ContextVar[bool] = ContextVar("svc_anonymous", default=False)
+
 
 class Database:
     """A pool (metadata, mutations, explain, run_sql) plus the read path's connections,
@@ -299,6 +305,7 @@ class Database:
         self.statement_timeout = statement_timeout
         self.announces_writes = False
         self.replicas: Replicas | None = None  # `use_replicas`
+        self.anonymous: asyncio.Semaphore | None = None  # `limit_anonymous`
         self.replica_failures = 0  # statements a replica could not take (`query_json`)
 
     @classmethod
@@ -335,6 +342,13 @@ class Database:
             await self.replicas.close()
         await self.reads.close()
         await self.pool.close()
+
+    def limit_anonymous(self, slots: int) -> None:
+        """Let at most `slots` statements of requests without credentials (`ANONYMOUS`) run
+        at once on the read path, so they cannot take every connection from the others
+        (0: no own share). Beyond the reference (issue 31: 20 anonymous slow patterns held
+        every connection for 40 s)."""
+        self.anonymous = asyncio.Semaphore(slots) if slots > 0 else None
 
     def use_replicas(self, confs: tuple[ReplicaConf, ...]) -> None:
         """Route `query_json` to these read replicas from now on (`svc.execute.replicas`;
@@ -410,6 +424,7 @@ class Database:
         primary: bool = False,
     ) -> tuple[bytes, ...]:
         """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes),
+        in an anonymous slot when the request has no credentials (`limit_anonymous`),
         within `timeout` seconds (None: the server's `statement_timeout`; 0: no limit).
 
         Runs on the next read replica (`use_replicas`) unless `primary` or the request
@@ -421,6 +436,20 @@ class Database:
         when Postgres cannot be reached. When the calling task is cancelled, the statement
         is cancelled in Postgres too (`ReadConnections`).
         """
+        share = self.anonymous
+        if share is not None and ANONYMOUS.get():
+            async with share:
+                return await self._query_json(sql, args, columns, timeout, primary)
+        return await self._query_json(sql, args, columns, timeout, primary)
+
+    async def _query_json(
+        self,
+        sql: str,
+        args: list[Any],
+        columns: int,
+        timeout: float | None,
+        primary: bool,
+    ) -> tuple[bytes, ...]:
         reads = self.reads
         replicas = self.replicas
         if replicas is not None and not primary and not ON_PRIMARY.get():
@@ -434,7 +463,7 @@ class Database:
                 raise
             replicas.mark_down(reads, exc)  # unreachable: the primary answers instead
             self.replica_failures += 1
-            return await self.query_json(sql, args, columns, timeout)
+            return await self._query_json(sql, args, columns, timeout, primary)
         assert row is not None
         values: tuple[bytes, ...] = tuple(row)[:columns]
         if None in values:

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 import msgspec
 
 from svc import logs
-from svc.api.engine import Engine
+from svc.api.engine import Engine, anonymous_request
 from svc.api.health import HealthProbe, is_unreachable
 from svc.api.rest import RestRequest
 from svc.config import Config
@@ -342,6 +342,8 @@ class App:
         engine = self.engine
         key, given = self.sessions.scan(raw)
         session = self.sessions.get(key)
+        if session is not None and session.anonymous:
+            anonymous_request()
         if (
             engine is None
             or session is None
@@ -539,6 +541,8 @@ class App:
         if engine is None:
             raise SvcError(ErrorCode.UNEXPECTED, "server is starting", status=503)
         session = await self.auth.session(headers)
+        if session.anonymous:  # its statements take the anonymous share (svc.execute.db)
+            anonymous_request()
         if request.credentials is not None:
             self.sessions.remember(request.credentials, session)
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)

@@ -92,7 +92,7 @@ class Authenticator:
 
     def _unauthorized(self) -> Session:
         role = self.config.unauthorized_role or "anonymous"
-        return Session(role, self.names.role_session(role))
+        return Session(role, self.names.role_session(role), anonymous=True)
 
     async def close(self) -> None:
         """Close the HTTP clients of the JWKS fetcher and the webhook."""

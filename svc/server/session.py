@@ -40,6 +40,7 @@ class Session:
     role: str
     variables: dict[str, str]
     backend_only: bool = False
+    anonymous: bool = False  # the unauthorized role's: no credentials (its own connections)
 
     @property
     def is_admin(self) -> bool:

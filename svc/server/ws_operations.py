@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import svc.server.ws_protocol as wp
+from svc.api.engine import anonymous_request
 from svc.errors import ErrorCode, SvcError
 from svc.server.session import Session
 from svc.server.ws_protocol import Protocol as WsProtocol
@@ -128,6 +129,8 @@ class Operations:
     async def _run(
         self, op: _Op, payload: dict[str, Any], engine: Subscriber, session: Session
     ) -> None:
+        if session.anonymous:  # this task's statements (and its pollers') share
+            anonymous_request()
         try:
             handle = await engine.subscribe(
                 payload,
