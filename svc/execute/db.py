@@ -422,34 +422,27 @@ class Database:
         timeout: float | None = None,
         *,
         primary: bool = False,
+        _shared: bool = False,
     ) -> tuple[bytes, ...]:
         """Run a compiled query returning one row of `columns` JSON values (UTF-8 bytes),
         in an anonymous slot when the request has no credentials (`limit_anonymous`),
         within `timeout` seconds (None: the server's `statement_timeout`; 0: no limit).
 
         Runs on the next read replica (`use_replicas`) unless `primary` or the request
-        writes (`ON_PRIMARY`); a replica that cannot be reached is skipped and the statement runs
-        on the next one or the primary. Raises `SvcError`: the mapped Postgres error
-        (`svc.execute.errors`); 400
+        writes (`ON_PRIMARY`); a replica that cannot be reached is skipped and the
+        statement runs on the next one or the primary. Raises `SvcError`: the mapped
+        Postgres error (`svc.execute.errors`); 400
         `postgres-error` "canceling statement due to statement timeout" past the limit
         (the statement is cancelled in Postgres); 500 `postgres-error` "connection error"
         when Postgres cannot be reached. When the calling task is cancelled, the statement
         is cancelled in Postgres too (`ReadConnections`).
         """
         share = self.anonymous
-        if share is not None and ANONYMOUS.get():
-            async with share:
-                return await self._query_json(sql, args, columns, timeout, primary)
-        return await self._query_json(sql, args, columns, timeout, primary)
-
-    async def _query_json(
-        self,
-        sql: str,
-        args: list[Any],
-        columns: int,
-        timeout: float | None,
-        primary: bool,
-    ) -> tuple[bytes, ...]:
+        if share is not None and not _shared and ANONYMOUS.get():
+            async with share:  # (`_shared`: in its slot already; no extra await per query)
+                return await self.query_json(
+                    sql, args, columns, timeout, primary=primary, _shared=True
+                )
         reads = self.reads
         replicas = self.replicas
         if replicas is not None and not primary and not ON_PRIMARY.get():
@@ -463,7 +456,7 @@ class Database:
                 raise
             replicas.mark_down(reads, exc)  # unreachable: the primary answers instead
             self.replica_failures += 1
-            return await self._query_json(sql, args, columns, timeout, primary)
+            return await self.query_json(sql, args, columns, timeout, primary=primary, _shared=True)
         assert row is not None
         values: tuple[bytes, ...] = tuple(row)[:columns]
         if None in values:
