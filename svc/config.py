@@ -289,11 +289,11 @@ class Config:
     default_depth_limit: int = 20
     default_node_limit: int = 500
     # The most list items one request's variables may hold (0: none): coercing a list
-    # costs ~14x its bytes (a 32 MiB body of ids grew a worker by ~450 MB; issue 31).
+    # costs ~14x its bytes (a 32 MiB body of ids grew a worker by ~450 MB).
     max_list_items: int = 100_000
     # The longest regular expression operand a role other than admin may send (0: any):
     # Postgres compiles each one per statement (100,000 characters held a connection
-    # for seconds; issue 31).
+    # for seconds).
     max_pattern_length: int = 1000
     # Read-path connections requests without credentials may use at once (the
     # unauthorized role's share; 0: no own share, -1: half of `pool_size`).

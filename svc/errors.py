@@ -137,7 +137,7 @@ def validation_failed(message: str, path: str = "$") -> SvcError:
 def pattern_too_long(length: int, limit: int) -> SvcError:
     """400 `validation-failed`: a regular expression longer than the role may send
     (`SVC_GRAPHQL_MAX_PATTERN_LENGTH`; Postgres compiles it per statement, and 20 patterns
-    of 100,000 characters held every connection for 40 s: issue 31)."""
+    of 100,000 characters held every connection for 40 s)."""
     return SvcError(
         ErrorCode.VALIDATION_FAILED,
         f"a pattern of {length} characters is longer than the limit of {limit} "

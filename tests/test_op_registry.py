@@ -118,5 +118,6 @@ def test_pg_spellings_as_before() -> None:
     }
     # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view,
     # add_/drop_inherited_role (no pg_: not source-level), test_webhook_transform,
-    # create_/update_/delete_remote_schema_remote_relationship (no pg_)
-    assert len(REGISTRY) == 136
+    # create_/update_/delete_remote_schema_remote_relationship (no pg_), and the source
+    # operations pg_add_source, pg_update_source, pg_drop_source, rename_source (refused)
+    assert len(REGISTRY) == 140

@@ -1,7 +1,7 @@
 """Source operations while svc serves one source, `default` (ARCHITECTURE "Sources";
-several sources are issue 28): `pg_add_source`, `pg_update_source`, `pg_drop_source` and
-`rename_source` are refused with 400 `not-supported`, saying why, rather than answered as
-unknown operations.
+several sources are not served yet, README "Not yet"): `pg_add_source`,
+`pg_update_source`, `pg_drop_source` and `rename_source` are refused with 400
+`not-supported`, saying why, rather than answered as unknown operations.
 
 Not yet: the `source` argument of the other `pg_*` operations is not checked (README "Not
 yet"): an operation naming another source acts on `default`. Refusing it as the

@@ -346,7 +346,7 @@ class Database:
     def limit_anonymous(self, slots: int) -> None:
         """Let at most `slots` statements of requests without credentials (`ANONYMOUS`) run
         at once on the read path, so they cannot take every connection from the others
-        (0: no own share). Beyond the reference (issue 31: 20 anonymous slow patterns held
+        (0: no own share). Beyond the reference (20 anonymous slow patterns held
         every connection for 40 s)."""
         self.anonymous = asyncio.Semaphore(slots) if slots > 0 else None
 

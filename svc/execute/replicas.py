@@ -1,4 +1,4 @@
-"""Read replicas of a source (issue 28; the reference's `read_replicas` of a Postgres
+"""Read replicas of a source (the reference's `read_replicas` of a Postgres
 source's `connection_info`, `Hasura.Backends.Postgres.Connection.Settings`).
 
 A query's statement (`Database.query_json`: GraphQL queries, live and streaming

@@ -4,7 +4,7 @@ their queries, REST endpoints, cron and event triggers.
 The reference reads them as `NonEmptyText` (an empty one: "empty string not allowed").
 svc also refuses control characters (U+0000-U+001F, U+007F): a NUL cannot be stored in a
 Postgres `text` (a cron trigger named with one answered 500), and a newline or tab in a
-role or trigger name breaks log lines, headers and the console (issue 31). Checked by the
+role or trigger name breaks log lines, headers and the console. Checked by the
 structs' `__post_init__`, so a bad name is 400 `parse-failed` at the object holding it
 (msgspec's path), in the API and in a metadata directory alike.
 """

@@ -1,4 +1,4 @@
-"""The read replicas of a source's configuration (issue 28; the reference's
+"""The read replicas of a source's configuration (the reference's
 `read_replicas` in a Postgres source's `connection_info`,
 `Hasura.Backends.Postgres.Connection.Settings`: each entry a `connection_info` of its own).
 Served by `svc.execute.replicas`; an entry that cannot be used is an inconsistency of the
@@ -6,10 +6,11 @@ source (`svc.ir.sources`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
+
+from svc.config import env_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ def _url(value: Any) -> str | _Problem:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("from_env"), str):
-        found = os.environ.get(value["from_env"])
+        found = env_value(value["from_env"])
         if not found:
             return _Problem(f'environment variable "{value["from_env"]}" is not set')
         return found

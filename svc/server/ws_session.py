@@ -149,7 +149,7 @@ class WsSession:
         self._reader = asyncio.current_task()
         self.ctx.sessions.add(self)
         # Both protocols: an Apollo socket that never sends `connection_init` held a
-        # connection slot forever (issue 31); it closes with the same code.
+        # connection slot forever; it closes with the same code.
         self._timer = asyncio.get_running_loop().call_later(
             self.ctx.settings.init_timeout_s, self._init_timeout
         )
