@@ -137,8 +137,11 @@ def replay_regexes(s: ServerProcess) -> None:  # finding 2
         t.start()
     for t in threads:
         t.join()
-    assert [code for _, code in answers] == ["postgres-error"] * 22
-    assert max(took for took, _ in answers) < LIMIT + 8  # queued behind 2 cores, then cut
+    # Refused before any statement since the pattern bound (SVC_GRAPHQL_MAX_PATTERN_LENGTH,
+    # 1,000 for roles other than admin); the time limit still cuts shorter slow patterns
+    # (tests/test_statement_limits.py).
+    assert [code for _, code in answers] == ["validation-failed"] * 22
+    assert max(took for took, _ in answers) < LIMIT + 8
 
 
 def replay_literals(s: ServerProcess) -> None:  # finding 3 (RSS: tests/test_cache_memory.py)

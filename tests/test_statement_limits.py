@@ -82,7 +82,15 @@ def server(pg_url: str) -> Iterator[tuple[ServerProcess, str]]:
     """2 workers of 25 read connections each (so 50 statements run at once), a 30 s
     server-wide statement timeout, and a 2 s `time_limit` from metadata."""
     url = create_database(pg_url)
-    env = {"SVC_GRAPHQL_SERVER_WORKERS": "2", "SVC_GRAPHQL_PG_CONNECTIONS": "25"}
+    # The time limit's path: no pattern bound and no anonymous share of connections (both
+    # would stop these statements before they run: tests/test_pattern_limit.py,
+    # tests/test_anonymous_share.py).
+    env = {
+        "SVC_GRAPHQL_SERVER_WORKERS": "2",
+        "SVC_GRAPHQL_PG_CONNECTIONS": "25",
+        "SVC_GRAPHQL_MAX_PATTERN_LENGTH": "0",
+        "SVC_GRAPHQL_ANONYMOUS_CONNECTIONS": "0",
+    }
     args = ("--admin-secret", SECRET, "--unauthorized-role", "anonymous")
     s = ServerProcess(url, *args, "--statement-timeout", "30", env=env)
     try:

@@ -136,6 +136,7 @@ def test_action_request_and_response_transform(srv: ServerProcess, hook: HttpFix
 def test_action_transform_failures_are_reference_errors(
     srv: ServerProcess, hook: HttpFixture
 ) -> None:
+    ok(srv, {"type": "set_custom_types", "args": TYPES})  # the module's tests may run apart
     failing = {"version": 2, "body": {"action": "transform", "template": "{{ $body.input.nope }}"}}
     definition = {
         "handler": "{{HOOK_BASE}}/act/failing",
