@@ -48,6 +48,12 @@ ADDS_TYPENAME = {"apollo", "urql"}
 CLOSE_CODE = {"graphql-ws", "apollo", "urql"}
 
 
+# One pytest-xdist worker runs the whole module: its fixture runs `npm ci` in one folder,
+# and two workers doing so at once (npm ci empties node_modules first) failed both
+# installs, so the client matrix skipped (fresh-clone CI, 2026-11-27).
+pytestmark = pytest.mark.xdist_group(name="node-clients")
+
+
 def _installed() -> bool:
     packages = {name for names in CLIENTS.values() for name in names}
     return all((NODE_DIR / "node_modules" / name / "package.json").exists() for name in packages)
