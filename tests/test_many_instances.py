@@ -192,7 +192,7 @@ def test_events_are_delivered_once_across_instances(
 def test_one_off_events_and_async_actions_run_once_across_instances(
     cluster: tuple[str, list[Svc], Balancer], hook: WebhookRecorder
 ) -> None:
-    _, _, lb = cluster
+    _, instances, lb = cluster
     hook.drain()
     scheduled, actions = 300, 100
     now = datetime.now(UTC).isoformat()
@@ -214,6 +214,14 @@ def test_one_off_events_and_async_actions_run_once_across_instances(
         "handler": hook.url("/action"),
     }
     ok(lb.port, {"type": "create_action", "args": {"name": "work", "definition": definition}})
+    # The other instances serve the action within the sync bound (about a second): wait
+    # for each, as a client would retry, before counting calls.
+    fields = {"query": "{ __schema { mutationType { fields { name } } } }"}
+    for s in instances:
+        deadline = time.monotonic() + 5
+        while "work" not in str(post(s.port, "/v1/graphql", fields).json()):
+            assert time.monotonic() < deadline, f"instance {s.port} never served the action"
+            time.sleep(0.05)
     for n in range(actions):
         r = post(lb.port, "/v1/graphql", {"query": f"mutation {{ work(n: {n}) }}"}).json()
         assert "data" in r, r
