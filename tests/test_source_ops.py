@@ -5,23 +5,19 @@ what the reference answers where it answers the same (`pg_add_source` of an exis
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess
 
 URL_ARGS = {"configuration": {"connection_info": {"database_url": "postgres://x/y"}}}
 
 
 @pytest.fixture(scope="module")
-def srv(pg_url: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(create_database(pg_url))
-    try:
-        yield server
-    finally:
-        server.stop()
+def srv(server: ServerProcess) -> ServerProcess:
+    """The module's server (`tests/conftest.py`)."""
+    return server
 
 
 def metadata(srv: ServerProcess, kind: str, args: dict[str, Any]) -> tuple[int, Any]:
