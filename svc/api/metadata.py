@@ -183,7 +183,7 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
             result = await run_script(ctx.conn, args.sql)
     except PostgresError as exc:
         raise map_run_sql_error(exc, args.sql) from exc
-    catalog = await ctx.db.introspect(ctx.conn)
+    catalog = (await ctx.db.introspect(ctx.conn)).with_sources_of(ctx.catalog)
     if catalog == without_enum_rows(ctx.catalog):
         return result  # rows only: the schema (enum values too) stays as it is (Hasura)
     ctx.schema_changed = True

@@ -13,6 +13,7 @@ from typing import Any
 from svc.api import collections, event_triggers, remote_ops, remote_rel_ops, scheduled
 from svc.api.op_context import Before, CheckStep, Context, QueryBody
 from svc.api.op_registry import CHECK_ORDER, Check, Operation
+from svc.api.source_focus import run_handler
 
 STEPS: Mapping[Check, CheckStep] = {
     Check.COLLECTIONS: collections.check_collections,
@@ -34,7 +35,7 @@ async def run_checked(op: Operation, ctx: Context, body: QueryBody) -> Any:
     """`op`'s answer to `body`: its handler, then its checks in `CHECK_ORDER`. Raises what
     the handler or a check raises."""
     before = Before.of(ctx)
-    result = await op.handler(ctx, body)
+    result = await run_handler(op.name, op.handler, ctx, body)  # on the source it names
     for check in CHECK_ORDER:
         if check in op.checks:
             result = await STEPS[check](ctx, body, before, result)

@@ -200,10 +200,21 @@ class DbFunction(msgspec.Struct, frozen=True):
 
 
 class DbCatalog(msgspec.Struct, frozen=True):
-    """Everything introspected in one go."""
+    """Everything introspected in one go: the `default` source's database, and in
+    `sources` each other served source's catalog by name (`svc.metadata.sources`), or in
+    `unreachable` why it could not be introspected (its tables are then not served: an
+    inconsistent source, `svc.ir.source_tables`)."""
 
     tables: tuple[DbTable, ...]
     functions: tuple[DbFunction, ...]
+    sources: dict[str, DbCatalog] = {}
+    unreachable: dict[str, str] = {}
+
+    def with_sources_of(self, other: DbCatalog) -> DbCatalog:
+        """This catalog with `other`'s other sources (a `default` introspected again)."""
+        if not other.sources and not other.unreachable:
+            return self
+        return msgspec.structs.replace(self, sources=other.sources, unreachable=other.unreachable)
 
     def table_index(self) -> dict[tuple[str, str], DbTable]:
         """`{(schema, name): table}`."""

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import asyncpg
+import msgspec
 
 from svc.catalog.introspect import INTROSPECTION_SQL, DbCatalog, decode_catalog
 from svc.catalog.storage import (
@@ -307,6 +308,7 @@ class Database:
         self.replicas: Replicas | None = None  # `use_replicas`
         self.anonymous: asyncio.Semaphore | None = None  # `limit_anonymous`
         self.replica_failures = 0  # statements a replica could not take (`query_json`)
+        self.peers: Sources | None = None  # the other sources, for `introspect` (`Sources`)
 
     @classmethod
     async def connect(
@@ -478,14 +480,19 @@ class Database:
         return [r[0] for r in rows]
 
     # -- catalog ------------------------------------------------------------------------
-    @staticmethod
-    async def introspect(conn: asyncpg.Connection, metadata: Metadata | None = None) -> DbCatalog:
+    async def introspect(
+        self, conn: asyncpg.Connection, metadata: Metadata | None = None
+    ) -> DbCatalog:
         """The catalog as seen by `conn` (inside its transaction, if any); with `metadata`,
         also the rows of the tables it tracks as enums (`svc.execute.enum_values`), as
-        every schema built from the database needs them."""
+        every schema built from the database needs them, and, on the `default` source's
+        database, the catalog of each other source `metadata` serves (`Sources.introspect`,
+        connecting to a new one first)."""
         catalog = decode_catalog(await conn.fetchval(INTROSPECTION_SQL))
         if metadata is not None:
             catalog = await read_enum_rows(conn, metadata, catalog)
+            if self.peers is not None and metadata.other_sources:
+                catalog = await self.peers.introspect(catalog, metadata)
         return catalog
 
     @staticmethod
@@ -515,6 +522,18 @@ class Database:
         return version
 
 
+_RETIRING: set[asyncio.Task[None]] = set()  # closing the connections of dropped sources
+
+
+def _why_unreachable(exc: BaseException) -> str:
+    """What an inconsistent source's reason says of `exc` (the reference: "Inconsistent
+    object: <the database's error>")."""
+    if isinstance(exc, SvcError):
+        detail = exc.internal.get("error") if isinstance(exc.internal, dict) else None
+        return f"{exc.message}: {detail}" if isinstance(detail, str) else exc.message
+    return str(exc) or type(exc).__name__
+
+
 class Sources:
     """The connections of each metadata source: source name → its own `Database` (pool
     and read connections). Today `svc` serves one source, `DEFAULT_SOURCE`, on the
@@ -524,12 +543,70 @@ class Sources:
     `default` is the `DEFAULT_SOURCE`'s database, which also holds `hdb_catalog`.
     """
 
-    def __init__(self, databases: dict[str, Database]) -> None:
-        """`databases` must include `DEFAULT_SOURCE` (ValueError otherwise)."""
+    def __init__(self, databases: dict[str, Database], **options: Any) -> None:
+        """`databases` must include `DEFAULT_SOURCE` (ValueError otherwise); `options`: the
+        `Database.connect` options other sources are opened with (`max_size` caps a
+        source's `pool_settings.max_connections`)."""
         if DEFAULT_SOURCE not in databases:
             raise ValueError(f"no {DEFAULT_SOURCE!r} source")
         self.databases = dict(databases)
         self.default = databases[DEFAULT_SOURCE]
+        self.default.peers = self
+        self.options = options
+        self.urls: dict[str, str] = {}  # each other source's URL, as connected
+
+    async def introspect(self, catalog: DbCatalog, metadata: Metadata) -> DbCatalog:
+        """`catalog` (the `default` source's) with every other source `metadata` serves
+        (`svc.metadata.sources`): connected when new or moved, introspected (its enum
+        tables' rows too), or the reason it cannot be in `unreachable`. Sources no longer
+        served are closed. Never raises for a source's database."""
+        from svc.metadata.sources import served_sources, source_connection, source_view
+
+        served = served_sources(metadata)
+        found: dict[str, DbCatalog] = {}
+        unreachable: dict[str, str] = {}
+        for name, raw in served.items():
+            conf = source_connection(raw, int(self.options.get("max_size", 10)))
+            if conf.url is None:
+                unreachable[name] = conf.problem or "no database_url"
+                continue
+            try:
+                db = await self._connected(name, conf.url, conf.size)
+                async with db.transaction() as conn:
+                    view = source_view(metadata, name)
+                    found[name] = await db.introspect(conn, view)
+            except Exception as exc:  # noqa: BLE001 - any failure makes the source inconsistent
+                unreachable[name] = _why_unreachable(exc)
+        for name in [n for n in self.databases if n != DEFAULT_SOURCE and n not in served]:
+            self.retire(name)
+        return msgspec.structs.replace(catalog, sources=found, unreachable=unreachable)
+
+    async def _connected(self, name: str, url: str, size: int) -> Database:
+        """Source `name`'s database on `url`, opened when new or when its URL changed."""
+        known = self.databases.get(name)
+        if known is not None and self.urls.get(name) == url:
+            return known
+        if known is not None:
+            self.retire(name)
+        options = {**self.options, "max_size": size}
+        db = await Database.connect(url, **options)
+        self.databases[name], self.urls[name] = db, url
+        return db
+
+    def rename(self, name: str, new: str) -> None:
+        """Source `name`'s connections, now source `new`'s (`rename_source`)."""
+        if name in self.databases:
+            self.databases[new] = self.databases.pop(name)
+            self.urls[new] = self.urls.pop(name, "")
+
+    def retire(self, name: str) -> None:
+        """Forget source `name`; its connections close once the statements on them end."""
+        db = self.databases.pop(name, None)
+        self.urls.pop(name, None)
+        if db is not None:
+            task = asyncio.get_running_loop().create_task(db.close())
+            _RETIRING.add(task)
+            task.add_done_callback(_RETIRING.discard)
 
     @classmethod
     async def connect(cls, urls: dict[str, str], **options: Any) -> Sources:
@@ -545,7 +622,7 @@ class Sources:
                 with contextlib.suppress(Exception):
                     await db.close()
             raise
-        return cls(opened)
+        return cls(opened, **options)
 
     def database(self, source: str) -> Database:
         """The `Database` of `source`; raises `SvcError` 400 `not-exists` for a source

@@ -43,6 +43,7 @@ from svc.ir.permissions import (
     update_permission,
 )
 from svc.ir.relationships import relationships
+from svc.ir.source_tables import with_sources
 from svc.ir.sources import source_issues
 from svc.ir.unsupported_issues import (
     event_trigger_issues,
@@ -73,8 +74,16 @@ def _elem_scalar(col: DbColumn) -> str | None:
 def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
     """Resolve `md` against `catalog`; never raises for bad metadata, records it instead.
 
-    Every table, function and relationship built names its source: `md`'s one source,
-    `DEFAULT_SOURCE`, whose database `catalog` describes.
+    Every table, function and relationship built names its source: `default`'s, whose
+    database `catalog` describes, and each other source `md` serves over its catalog in
+    `catalog.sources` (`svc.ir.source_tables`). See `build_source` for `previous`.
+    """
+    return with_sources(build_source(md, catalog, previous), md, catalog, previous, build_source)
+
+
+def build_source(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
+    """The IR of `md`'s `default` source (its tables and functions, and what the whole
+    document holds: actions, remote schemas, inherited roles) over `catalog`.
 
     With `previous` (the IR of an earlier document, over any catalog), only the tables
     whose entry or catalog table changed, and the tables that looked at those, are built

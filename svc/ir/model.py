@@ -318,8 +318,9 @@ class Inconsistency:
 class Ir:
     """Tracked tables by name, plus what did not resolve.
 
-    `tables` and `functions` are keyed by qualified name within their source: today every
-    entry is `DEFAULT_SOURCE`'s (each carries its `source`), so the maps are that source's.
+    `tables` and `functions` hold every served source's, keyed by `QualifiedName` in
+    `default` and by `SourcedName` in the others (`svc.ir.source_tables`); each entry
+    carries its `source`.
 
     `cache` records how the tables were built, for the next `build_ir(…, previous=this)`;
     `derived` holds what later layers compute once from this IR (the schema-name check,
@@ -337,3 +338,6 @@ class Ir:
     actions: Any = None  # `svc.ir.actions.ActionsIr`, None without actions
     # Each inherited role → its role set (`svc.ir.inherited`; cycles refused before).
     inherited_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Each other served source's own IR, by name (`svc.ir.source_tables`: its tables are
+    # in `tables` too, under source-qualified names).
+    sources: dict[str, Ir] = field(default_factory=dict, compare=False, repr=False)

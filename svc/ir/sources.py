@@ -33,6 +33,7 @@ from svc.ir.model import Inconsistency
 from svc.metadata.drop import ObjectRef
 from svc.metadata.model import DEFAULT_SOURCE, SERVED_KIND, Metadata
 from svc.metadata.read_replicas import replica_problems
+from svc.metadata.sources import served_sources
 
 SOURCES_FILE = "databases/databases.yaml"
 
@@ -87,8 +88,11 @@ def source_issues(md: Metadata) -> list[Inconsistency]:
     out: list[Inconsistency] = replica_issues(md)
     served = md.default_source is not None or bool(md.tables) or bool(md.functions)
     first = 1 if served else 0
+    served = served_sources(md)
     for j, source in enumerate(md.other_sources):
         name = str(source.get("name"))
+        if served.get(name) is source:
+            continue  # served (`svc.ir.source_tables`)
         out.append(
             SourceIssue(
                 "source",

@@ -32,6 +32,23 @@ class QualifiedName(msgspec.Struct, frozen=True, order=True):
         return f'"{self.name}"' if self.schema == "public" else f'"{self.schema}"."{self.name}"'
 
 
+class SourcedName(QualifiedName, frozen=True, order=True):
+    """The name of a table or function of a source other than `default`, as the IR keys it:
+    never equal to the `QualifiedName` of the same `{schema, name}` in another source, so
+    one IR holds every source's tables (`svc.ir.source_tables`). SQL and messages read
+    `schema` and `name` only; metadata documents never hold one (a source's tables are
+    listed under it)."""
+
+    source: str = "default"
+
+
+def in_source(name: QualifiedName, source: str) -> QualifiedName:
+    """`name` as the IR keys it in `source`: itself in `default`, else a `SourcedName`."""
+    if source == "default":
+        return QualifiedName(name.name, name.schema) if type(name) is not QualifiedName else name
+    return SourcedName(name.name, name.schema, source)
+
+
 TableName = QualifiedName | str
 
 

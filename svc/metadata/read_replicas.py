@@ -35,8 +35,8 @@ def replica_confs(configuration: Any, default_size: int) -> tuple[ReplicaConf, .
     `default_size`); the others are `replica_problems`."""
     confs: list[ReplicaConf] = []
     for entry in _entries(configuration):
-        url = _url(entry.get("database_url") if isinstance(entry, dict) else None)
-        if isinstance(url, _Problem):
+        url = connection_url(entry.get("database_url") if isinstance(entry, dict) else None)
+        if isinstance(url, UrlProblem):
             continue
         pool = entry.get("pool_settings") if isinstance(entry, dict) else None
         size = pool.get("max_connections") if isinstance(pool, dict) else None
@@ -49,8 +49,8 @@ def replica_problems(configuration: Any) -> list[tuple[int, str]]:
     environment variable not set, a `database_url` of another shape."""
     out = []
     for i, entry in enumerate(_entries(configuration)):
-        url = _url(entry.get("database_url") if isinstance(entry, dict) else None)
-        if isinstance(url, _Problem):
+        url = connection_url(entry.get("database_url") if isinstance(entry, dict) else None)
+        if isinstance(url, UrlProblem):
             out.append((i, url.reason))
     return out
 
@@ -69,17 +69,22 @@ def without_replica(source: Any, index: int) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class _Problem:
+class UrlProblem:
+    """Why a `database_url` gives no URL (`reason`, said in the inconsistency)."""
+
     reason: str
 
 
-def _url(value: Any) -> str | _Problem:
+def connection_url(value: Any) -> str | UrlProblem:
+    """The URL of a `connection_info.database_url`: a string, `{from_env}` (the variable's
+    value) or `{connection_parameters}` (host, port, username, password, database), the
+    reference's `UrlConf`; a `UrlProblem` when it gives none."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("from_env"), str):
         found = env_value(value["from_env"])
         if not found:
-            return _Problem(f'environment variable "{value["from_env"]}" is not set')
+            return UrlProblem(f'environment variable "{value["from_env"]}" is not set')
         return found
     params = value.get("connection_parameters") if isinstance(value, dict) else None
     if isinstance(params, dict) and isinstance(params.get("host"), str):
@@ -89,4 +94,4 @@ def _url(value: Any) -> str | _Problem:
         port = params.get("port", 5432)
         database = quote(str(params.get("database", "postgres")), safe="")
         return f"postgresql://{auth}@{params['host']}:{port}/{database}"
-    return _Problem("database_url is not a string, {from_env} or {connection_parameters}")
+    return UrlProblem("database_url is not a string, {from_env} or {connection_parameters}")

@@ -48,6 +48,7 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
+from svc.config import experimental_features
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.inherited_roles import check_cycles
 
@@ -91,7 +92,11 @@ def _is_default(key: str, value: Any) -> bool:
             isinstance(value, dict) and all(v in (None, "") for v in value.values())
         )
     if key == "naming_convention":
-        return value in (None, "hasura-default")
+        # Without the experimental feature the reference accepts a convention and serves
+        # `hasura-default` names (its naming_convention_without_feature_turned_on tests).
+        return value in (None, "hasura-default") or "naming_convention" not in (
+            experimental_features()
+        )
     return False
 
 
@@ -123,11 +128,13 @@ def check_sections(obj: Any, path: str) -> None:
     if isinstance(sources, list):
         for k, source in enumerate(sources):
             if isinstance(source, dict):
-                _check_source(source, f"{path}.sources[{k}]")
+                check_source(source, f"{path}.sources[{k}]")
     _check_kept(obj, path)
 
 
-def _check_source(source: dict[str, Any], path: str) -> None:
+def check_source(source: dict[str, Any], path: str) -> None:
+    """Refuse (400 `not-supported` at its path) a source key svc does not read and a
+    `customization` svc does not serve (`_is_default`)."""
     for key, value in source.items():
         if key == "customization":
             _check_customization(value, f"{path}.customization")

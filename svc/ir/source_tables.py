@@ -1,0 +1,172 @@
+"""The tables and functions of the sources served besides `default`, in the one IR.
+
+Each served source (`svc.metadata.sources`) is built as `default` is, from its own view
+of the document (`source_view`) over its own database's catalog (`DbCatalog.sources`),
+into an IR of its own (kept in `Ir.sources` for the operations that run on that source,
+`svc.api.source_focus`). Its tables and functions then join `default`'s in `Ir.tables`
+and `Ir.functions` under source-qualified names (`SourcedName`), every name inside them
+rewritten the same way and every `source` set, so the schema, the planner and the
+executor read one map and a relationship still finds its target in its own source. Two
+sources may track tables of one `{schema, name}`; their GraphQL names must differ (as in
+the reference, whose fix is a `custom_name`).
+
+A served source that cannot be read (its database unreachable, its tables not
+readable) is an inconsistent object of type `source`, as the reference reports it; the
+other sources keep serving.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from svc.catalog.introspect import DbCatalog
+from svc.errors import ErrorCode, SvcError
+from svc.ir.model import Inconsistency, Ir
+from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
+from svc.metadata.qualified import in_source
+from svc.metadata.sources import served_sources, source_view
+
+Build = Callable[[Metadata, DbCatalog, "Ir | None"], Ir]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServedSourceIssue(Inconsistency):
+    """A served source that is not served now: its database could not be introspected or
+    its document part does not read (`reason` says which)."""
+
+    def target(self) -> Any:
+        """The source, by name (`drop_inconsistent_metadata` removes it)."""
+        from svc.metadata.drop import ObjectRef
+
+        return ObjectRef("source", name=str(self.definition))
+
+
+def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, build: Build) -> Ir:
+    """`ir` (`default`'s) joined by every other source `md` serves, each built by `build`
+    (`svc.ir.build.build_ir` without sources) from its view and catalog; `ir` itself
+    when `md` serves no other source."""
+    served = served_sources(md)
+    if not served:
+        return ir
+    tables, functions = dict(ir.tables), dict(ir.functions)
+    issues = list(ir.inconsistencies)
+    seen = {i.key for i in issues}
+    built: dict[str, Ir] = {}
+    for name in served:
+        one = _build_one(md, name, catalog, previous, build)
+        if isinstance(one, Inconsistency):
+            issues.append(one)
+            continue
+        built[name] = one
+        memo: dict[int, Any] = {}
+        for table in one.tables.values():
+            moved = rekey(table, name, memo)
+            tables[moved.name] = moved
+        for function in one.functions.values():
+            moved = rekey(function, name, memo)
+            functions[moved.name] = moved
+        for issue in one.inconsistencies:
+            if issue.key not in seen:
+                seen.add(issue.key)
+                issues.append(_in_source(issue, name))
+    return dataclasses.replace(
+        ir, tables=tables, functions=functions, inconsistencies=tuple(issues), sources=built
+    )
+
+
+def _build_one(
+    md: Metadata, name: str, catalog: DbCatalog, previous: Ir | None, build: Build
+) -> Ir | Inconsistency:
+    """Source `name`'s own IR, or the inconsistency that keeps it from being served."""
+    found = catalog.sources.get(name)
+    if found is None:
+        why = catalog.unreachable.get(name, "its database was not introspected")
+        return _issue(name, why)
+    try:
+        view = source_view(md, name)
+    except SvcError as exc:
+        return _issue(name, exc.message)
+    before = previous.sources.get(name) if previous is not None else None
+    return build(view, found, before)
+
+
+def _issue(name: str, why: str) -> ServedSourceIssue:
+    return ServedSourceIssue(
+        "source",
+        name,
+        f"Inconsistent object: {why}",
+        ErrorCode.INVALID_CONFIGURATION,
+        name=f"source {name}",
+    )
+
+
+def _in_source(issue: Inconsistency, name: str) -> Inconsistency:
+    """`issue` of source `name`'s own build, named in that source."""
+    said = f'in source "{name}"'
+    return dataclasses.replace(
+        issue,
+        reason=issue.reason.replace('in source "default"', said),
+        name=issue.name.replace(f"in source {DEFAULT_SOURCE}", f"in source {name}"),
+    )
+
+
+_SOURCE_FIELDS = frozenset({"source", "target_source"})
+_ATOMS = (str, int, float, bool, bytes, type(None))
+
+
+def rekey(value: Any, source: str, memo: dict[int, Any]) -> Any:
+    """`value` (a part of source `source`'s IR) with every `QualifiedName` in it made
+    `in_source(…, source)` and every `source`/`target_source` field saying `source`;
+    objects without either are returned as they are (`memo`: what was rewritten, by id,
+    so shared parts stay shared). Walks dataclasses, msgspec structs, tuples, lists,
+    dicts and frozensets."""
+    if isinstance(value, _ATOMS):
+        return value
+    done = memo.get(id(value))
+    if done is not None:
+        return done[1]
+    out = _rekeyed(value, source, memo)
+    memo[id(value)] = (value, out)  # the original kept alive: its id stays its own
+    return out
+
+
+def _rekeyed(value: Any, source: str, memo: dict[int, Any]) -> Any:
+    if isinstance(value, QualifiedName):
+        return in_source(value, source)
+    if isinstance(value, tuple):
+        items = [rekey(v, source, memo) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, list):
+        return [rekey(v, source, memo) for v in value]
+    if isinstance(value, frozenset):
+        return frozenset(rekey(v, source, memo) for v in value)
+    if isinstance(value, dict):
+        return {rekey(k, source, memo): rekey(v, source, memo) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value) if f.init]
+        return _rebuilt(value, names, source, memo, dataclasses.replace)
+    if isinstance(value, msgspec.Struct):
+        names = list(value.__struct_fields__)
+        return _rebuilt(value, names, source, memo, msgspec.structs.replace)
+    return value
+
+
+def _rebuilt(
+    value: Any, names: list[str], source: str, memo: dict[int, Any], replace: Any
+) -> Any:
+    changes: dict[str, Any] = {}
+    for name in names:
+        old = getattr(value, name)
+        if name in _SOURCE_FIELDS and old == DEFAULT_SOURCE:
+            changes[name] = source
+            continue
+        new = rekey(old, source, memo)
+        if new is not old:
+            changes[name] = new
+    return replace(value, **changes) if changes else value
