@@ -95,3 +95,86 @@ def test_a_second_source_serves_its_tables(srv: ServerProcess) -> None:
         "book": [{"title": "b10", "author": {"name": "one"}},
                  {"title": "b11", "author": {"name": "one"}}],
     }}
+
+
+def test_every_worker_serves_the_new_source(srv: ServerProcess) -> None:
+    """Workers that did not run `pg_add_source` connect to it when they load the change."""
+    for _ in range(20):
+        answer = srv.graphql("{ one_author_by_pk(id: 2) { name } }")
+        assert answer == {"data": {"one_author_by_pk": {"name": "one-b"}}}
+
+
+def test_a_mutation_over_two_sources_runs_each_root_in_its_own_transaction(
+    srv: ServerProcess, urls: tuple[str, str, str]
+) -> None:
+    both = (
+        "mutation($a: Int!, $b: Int!) {"
+        " insert_author_one(object: {id: $a, name: \"m\"}) { id }"
+        " insert_book_one(object: {id: $b, author_id: 2, title: \"t\"}) { id author { name } } }"
+    )
+    answer = srv.graphql(both, {"a": 5, "b": 20})
+    assert answer == {"data": {"insert_author_one": {"id": 5},
+                               "insert_book_one": {"id": 20, "author": {"name": "one-b"}}}}
+    # The second root fails (book 20 exists): the first, another source's, stays written.
+    answer = srv.graphql(both, {"a": 6, "b": 20})
+    assert answer["errors"][0]["extensions"]["code"] == "constraint-violation", answer
+    rows = srv.graphql("{ author_by_pk(id: 6) { id } }")
+    assert rows == {"data": {"author_by_pk": {"id": 6}}}
+    # One source's roots share one transaction: the second insert failing undoes the first.
+    one = (
+        "mutation { a: insert_book_one(object: {id: 30, author_id: 1, title: \"x\"}) { id }"
+        " b: insert_book_one(object: {id: 20, author_id: 1, title: \"y\"}) { id } }"
+    )
+    assert "errors" in srv.graphql(one)
+    assert srv.graphql("{ book_by_pk(id: 30) { id } }") == {"data": {"book_by_pk": None}}
+
+
+def test_refusals(srv: ServerProcess) -> None:
+    before = ok(srv, "export_metadata", {})
+    cases = [
+        ("pg_track_table", {"source": "nope", "table": "author"}, "not-exists",
+         'source with name "nope" does not exist'),
+        ("pg_add_source", {"name": "one", "configuration": {"connection_info": {
+            "database_url": {"from_env": "SOURCE_ONE"}}}}, "already-exists",
+         'source with name "one" already exists'),
+        ("pg_add_source", {"name": "gone", "configuration": {"connection_info": {
+            "database_url": "postgresql://postgres@127.0.0.1:1/none"}}},
+         "invalid-configuration", None),
+        ("pg_add_source", {"name": "unset", "configuration": {"connection_info": {
+            "database_url": {"from_env": "NOT_SET_ANYWHERE"}}}}, "invalid-configuration", None),
+        ("pg_drop_source", {"name": "nope"}, "not-exists", 'source with name "nope" does not exist'),
+        ("rename_source", {"name": "nope", "new_name": "x"}, "not-exists",
+         'Could not find source with name "nope"'),
+        ("rename_source", {"name": "one", "new_name": "default"}, "already-exists",
+         'Source with name "default" already exists'),
+        ("pg_drop_source", {"name": "default"}, "not-supported", None),
+        ("pg_create_event_trigger", {"source": "one", "name": "t", "table": "book",
+                                     "insert": {"columns": "*"}, "webhook": "http://x"},
+         "not-supported", None),
+        # A second `author` type: the reference's fix is a custom name.
+        ("pg_track_table", {"source": "one", "table": "book", "configuration": {
+            "custom_name": "author"}}, None, None),
+    ]
+    for type_, args, code, message in cases:
+        r = call(srv, type_, args)
+        assert r.status_code == 400, (type_, r.text)
+        if code is not None:
+            assert r.json()["code"] == code, (type_, r.text)
+        if message is not None:
+            assert r.json()["error"] == message, (type_, r.text)
+    assert ok(srv, "export_metadata", {}) == before
+
+
+def test_run_sql_and_tables_of_a_source(srv: ServerProcess) -> None:
+    ok(srv, "run_sql", {"source": "one", "sql": "CREATE TABLE shelf (id int PRIMARY KEY)"})
+    tables = ok(srv, "pg_get_source_tables", {"source": "one"})
+    assert {"schema": "public", "name": "shelf"} in tables
+    assert {"schema": "public", "name": "author"} in tables
+    ok(srv, "pg_track_table", {"source": "one", "table": "shelf"})
+    ok(srv, "run_sql", {"source": "one", "sql": "INSERT INTO shelf VALUES (7)"})
+    assert srv.graphql("{ shelf { id } }") == {"data": {"shelf": [{"id": 7}]}}
+    # Dropping the table through run_sql untracks it, as on `default`.
+    ok(srv, "run_sql", {"source": "one", "sql": "DROP TABLE shelf", "cascade": True})
+    assert "errors" in srv.graphql("{ shelf { id } }")
+    consistent = ok(srv, "get_inconsistent_metadata", {})
+    assert consistent["is_consistent"] is True, consistent

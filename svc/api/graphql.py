@@ -506,6 +506,7 @@ class GraphQLService:
         planned: OperationPlan | None = None
         if not prepared.database_only and (
             state.metadata.remote_schemas
+            or state.ir.sources  # roots of two sources are two steps
             or (kind != OperationType.SUBSCRIPTION and uses_actions(state, prepared))
         ):
             variables = coerce_variables(

@@ -91,7 +91,7 @@ def source_issues(md: Metadata) -> list[Inconsistency]:
     served = served_sources(md)
     for j, source in enumerate(md.other_sources):
         name = str(source.get("name"))
-        if served.get(name) is source:
+        if name in served and not _repeated(md, j):
             continue  # served (`svc.ir.source_tables`)
         out.append(
             SourceIssue(
@@ -106,6 +106,17 @@ def source_issues(md: Metadata) -> list[Inconsistency]:
     return out
 
 
+def _repeated(md: Metadata, j: int) -> bool:
+    """Whether `md.other_sources[j]` is not the first served source of its name."""
+    source = md.other_sources[j]
+    if source.get("kind", SERVED_KIND) != SERVED_KIND:
+        return True
+    return any(
+        s.get("name") == source.get("name") and s.get("kind", SERVED_KIND) == SERVED_KIND
+        for s in md.other_sources[:j]
+    )
+
+
 def _why(md: Metadata, source: Any, j: int) -> str:
     name, kind = source.get("name"), source.get("kind", SERVED_KIND)
     if name == DEFAULT_SOURCE and kind != SERVED_KIND:
@@ -117,8 +128,8 @@ def _why(md: Metadata, source: Any, j: int) -> str:
     if name == DEFAULT_SOURCE or name in earlier:
         return f'source "{name}" is declared more than once; it is kept but not served'
     return (
-        f'source "{name}" is kept but not served: svc serves one source, '
-        f'"{DEFAULT_SOURCE}" (several sources, pg_add_source, are not supported)'
+        f'source "{name}" is of kind {_shown(kind)} and is kept but not served: svc serves '
+        f'Postgres sources (kind "{SERVED_KIND}")'
     )
 
 

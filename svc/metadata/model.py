@@ -194,7 +194,9 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     check_version(obj, path)
     unsupported.check_sections(obj, path)  # what is neither read nor kept is refused
     tables_path = f"{path}.tables"
+    given: list[Any] = []
     if isinstance(obj, dict) and isinstance(obj.get("sources"), list):
+        given = obj["sources"]
         obj, k = _from_sources(obj, path)
         if k is not None:
             tables_path = f"{path}.sources[{k}].tables"
@@ -217,7 +219,24 @@ def metadata_from_obj(obj: Any, path: str = "$.args") -> Metadata:
     md = msgspec.structs.replace(md, cron_triggers=normalise_all(md.cron_triggers, path))
     check_metadata_names(md, tables_path, tables_path.removesuffix("tables") + "functions")
     session_names.check_metadata(md, path, tables_path)  # the other spelling: refused
+    if md.other_sources:
+        _check_served(md, given, path)
     return md
+
+
+def _check_served(md: Metadata, given: list[Any], path: str) -> None:
+    """Read each other served source's tables and functions as `default`'s are read
+    (`svc.metadata.sources.source_view`), raising the first error at its place among
+    `given` (the document's `sources`)."""
+    from svc.metadata.sources import served_sources, source_view  # it imports this module
+
+    waiting = set(served_sources(md))
+    for k, source in enumerate(given):
+        name = source.get("name") if isinstance(source, dict) else None
+        kind = source.get("kind", SERVED_KIND) if isinstance(source, dict) else None
+        if name in waiting and kind == SERVED_KIND:
+            waiting.discard(name)
+            source_view(md, name, f"{path}.sources[{k}]")
 
 
 def _in_source(error: SvcError, path: str, tables_path: str) -> SvcError:

@@ -36,7 +36,7 @@ from svc.plan.outside import (
     selects_outside,
 )
 from svc.plan.remote_fields import remote_relationships, strip_holes, strip_nodes
-from svc.plan.sources import mutation_source, query_source
+from svc.plan.sources import mutation_steps, query_steps
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
 
 
@@ -94,8 +94,8 @@ def _database(
     """The database step of `op` (its root fields all database fields)."""
     if op.operation == OperationType.MUTATION:
         roots = _mutation_roots(given, op, fragments)
-        step = DatabaseStep(MutationPlan(roots), mutation_source(roots))
-        return OperationPlan("mutation", (step,))
+        steps = tuple(DatabaseStep(MutationPlan(r), s) for s, r in mutation_steps(roots))
+        return OperationPlan("mutation", steps)
     plan, structural, leaf_vars = plan_query(
         given.schema,
         given.tables,
@@ -106,8 +106,8 @@ def _database(
         role=given.role,
         pattern_limit=given.pattern_limit,
     )
-    step = DatabaseStep(plan, query_source(plan, given.tables))
-    return OperationPlan(plan.kind, (step,), structural, leaf_vars)
+    steps = tuple(DatabaseStep(p, s) for s, p in query_steps(plan, given.tables))
+    return OperationPlan(plan.kind, steps, structural, leaf_vars)
 
 
 def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:

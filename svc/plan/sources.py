@@ -2,8 +2,11 @@
 
 Every table and function of the IR names the metadata source it is tracked in, and a
 relationship can only reach a table of its owner's source, so the source of a root field
-is its root table's. An operation's database step runs on one source: a step whose root
-fields name two sources is refused until steps can be split per source.
+is its root table's. A query whose root fields read two sources is one step per source
+(`query_steps`: each one statement, run together, their answers merged in field order);
+a mutation's is one step per root field, run in order, each in its own transaction
+(`mutation_steps`), as the reference runs them (`runGQ`: one transaction only when every
+root field is one source's). A subscription reads one source (400 `not-supported`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Table
 from svc.metadata.model import DEFAULT_SOURCE, QualifiedName
 from svc.plan.mutation import MutationRoot
-from svc.plan.nodes import Aggregate, QueryPlan, Select
+from svc.plan.nodes import Aggregate, QueryPlan, RootField, Select
 
 
 def query_source(plan: QueryPlan, tables: Mapping[QualifiedName, Table]) -> str:
@@ -27,9 +30,44 @@ def query_source(plan: QueryPlan, tables: Mapping[QualifiedName, Table]) -> str:
     return _one(tables[name].source for name in names)
 
 
-def mutation_source(roots: Sequence[tuple[str, MutationRoot | None]]) -> str:
-    """The source of a mutation's root tables (as `query_source`)."""
-    return _one(root.table.source for _, root in roots if root is not None)
+def query_steps(
+    plan: QueryPlan, tables: Mapping[QualifiedName, Table]
+) -> list[tuple[str, QueryPlan]]:
+    """`(source, plan)` per source `plan`'s roots read, in the order each first appears;
+    roots reading no table go with the first. Raises 400 `not-supported` for a
+    subscription over two sources."""
+    groups: dict[str, list[RootField]] = {}
+    loose: list[RootField] = []
+    for root in plan.roots:
+        if isinstance(root.select, Select | Aggregate):
+            groups.setdefault(tables[root.select.rows.table].source, []).append(root)
+        else:
+            loose.append(root)
+    if not groups:
+        return [(DEFAULT_SOURCE, plan)]
+    if len(groups) > 1 and plan.kind != "query":
+        _one(groups)  # raises
+    first = next(iter(groups))
+    groups[first] = [*loose, *groups[first]]
+    return [(source, QueryPlan(plan.kind, tuple(roots))) for source, roots in groups.items()]
+
+
+def mutation_steps(
+    roots: Sequence[tuple[str, MutationRoot | None]],
+) -> list[tuple[str, tuple[tuple[str, MutationRoot | None], ...]]]:
+    """`(source, roots)` of a mutation: all of `roots` when they write one source, else
+    one entry per root field in order (`__typename` with the first)."""
+    sources = {root.table.source for _, root in roots if root is not None}
+    if len(sources) <= 1:
+        return [(sources.pop() if sources else DEFAULT_SOURCE, tuple(roots))]
+    out: list[tuple[str, tuple[tuple[str, MutationRoot | None], ...]]] = []
+    loose = [(alias, root) for alias, root in roots if root is None]
+    for alias, root in roots:
+        if root is not None:
+            out.append((root.table.source, ((alias, root),)))
+    first_source, first_roots = out[0]
+    out[0] = (first_source, (*loose, *first_roots))
+    return out
 
 
 def _one(sources: Iterable[str]) -> str:

@@ -136,8 +136,9 @@ class OperationPlan:
 
     @property
     def database_only(self) -> bool:
-        """True when every step is a `DatabaseStep` (the pipeline's cached byte path)."""
-        return all(isinstance(step, DatabaseStep) for step in self.steps)
+        """True when the one step is a `DatabaseStep` (the pipeline's cached byte path;
+        several, one per source, run as steps)."""
+        return len(self.steps) == 1 and isinstance(self.steps[0], DatabaseStep)
 
     @property
     def database(self) -> DatabaseStep:
