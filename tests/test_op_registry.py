@@ -60,6 +60,7 @@ def test_flags_derived_from_the_records() -> None:
         "get_catalog_state",
         "select",
         "test_webhook_transform",
+        "pg_get_source_tables",
     }
     assert reads == READ_ONLY
     assert {"select"} == ROLE_OPERATIONS
@@ -119,5 +120,6 @@ def test_pg_spellings_as_before() -> None:
     # + get/set_catalog_state, set_table_is_enum (and pg_), add_existing_table_or_view,
     # add_/drop_inherited_role (no pg_: not source-level), test_webhook_transform,
     # create_/update_/delete_remote_schema_remote_relationship (no pg_), and the source
-    # operations pg_add_source, pg_update_source, pg_drop_source, rename_source (refused)
-    assert len(REGISTRY) == 140
+    # operations pg_add_source, pg_update_source, pg_drop_source, rename_source and
+    # pg_get_source_tables (issue 28)
+    assert len(REGISTRY) == 141

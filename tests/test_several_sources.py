@@ -40,12 +40,18 @@ def sql(url: str, text: str) -> Any:
 @pytest.fixture(scope="module")
 def urls(pg_url: str) -> tuple[str, str, str]:
     main, one, two = (create_database(pg_url, p) for p in ("srcm", "src1", "src2"))
-    sql(main, "CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL);"
-              "INSERT INTO author VALUES (1, 'main')")
-    sql(one, "CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL);"
-             "INSERT INTO author VALUES (1, 'one'), (2, 'one-b');"
-             "CREATE TABLE book (id int PRIMARY KEY, author_id int REFERENCES author, title text);"
-             "INSERT INTO book VALUES (10, 1, 'b10'), (11, 1, 'b11')")
+    sql(
+        main,
+        "CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL);"
+        "INSERT INTO author VALUES (1, 'main')",
+    )
+    sql(
+        one,
+        "CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL);"
+        "INSERT INTO author VALUES (1, 'one'), (2, 'one-b');"
+        "CREATE TABLE book (id int PRIMARY KEY, author_id int REFERENCES author, title text);"
+        "INSERT INTO book VALUES (10, 1, 'b10'), (11, 1, 'b11')",
+    )
     return main, one, two
 
 
@@ -69,32 +75,49 @@ def ok(srv: ServerProcess, type_: str, args: Any) -> Any:
 
 
 def add_one(srv: ServerProcess) -> None:
-    ok(srv, "pg_add_source", {
-        "name": "one",
-        "configuration": {"connection_info": {"database_url": {"from_env": "SOURCE_ONE"}}},
-    })
+    ok(
+        srv,
+        "pg_add_source",
+        {
+            "name": "one",
+            "configuration": {"connection_info": {"database_url": {"from_env": "SOURCE_ONE"}}},
+        },
+    )
 
 
 def test_a_second_source_serves_its_tables(srv: ServerProcess) -> None:
     ok(srv, "pg_track_table", {"table": "author"})
     add_one(srv)
-    ok(srv, "pg_track_table", {"source": "one", "table": "author",
-                               "configuration": {"custom_name": "one_author"}})
+    ok(
+        srv,
+        "pg_track_table",
+        {"source": "one", "table": "author", "configuration": {"custom_name": "one_author"}},
+    )
     ok(srv, "pg_track_table", {"source": "one", "table": "book"})
-    ok(srv, "pg_create_object_relationship", {
-        "source": "one", "table": "book", "name": "author",
-        "using": {"foreign_key_constraint_on": "author_id"},
-    })
+    ok(
+        srv,
+        "pg_create_object_relationship",
+        {
+            "source": "one",
+            "table": "book",
+            "name": "author",
+            "using": {"foreign_key_constraint_on": "author_id"},
+        },
+    )
     answer = srv.graphql(
         "{ author { name } one_author(order_by: {id: asc}) { name }"
         " book(order_by: {id: asc}) { title author { name } } }"
     )
-    assert answer == {"data": {
-        "author": [{"name": "main"}],
-        "one_author": [{"name": "one"}, {"name": "one-b"}],
-        "book": [{"title": "b10", "author": {"name": "one"}},
-                 {"title": "b11", "author": {"name": "one"}}],
-    }}
+    assert answer == {
+        "data": {
+            "author": [{"name": "main"}],
+            "one_author": [{"name": "one"}, {"name": "one-b"}],
+            "book": [
+                {"title": "b10", "author": {"name": "one"}},
+                {"title": "b11", "author": {"name": "one"}},
+            ],
+        }
+    }
 
 
 def test_every_worker_serves_the_new_source(srv: ServerProcess) -> None:
@@ -109,12 +132,16 @@ def test_a_mutation_over_two_sources_runs_each_root_in_its_own_transaction(
 ) -> None:
     both = (
         "mutation($a: Int!, $b: Int!) {"
-        " insert_author_one(object: {id: $a, name: \"m\"}) { id }"
-        " insert_book_one(object: {id: $b, author_id: 2, title: \"t\"}) { id author { name } } }"
+        ' insert_author_one(object: {id: $a, name: "m"}) { id }'
+        ' insert_book_one(object: {id: $b, author_id: 2, title: "t"}) { id author { name } } }'
     )
     answer = srv.graphql(both, {"a": 5, "b": 20})
-    assert answer == {"data": {"insert_author_one": {"id": 5},
-                               "insert_book_one": {"id": 20, "author": {"name": "one-b"}}}}
+    assert answer == {
+        "data": {
+            "insert_author_one": {"id": 5},
+            "insert_book_one": {"id": 20, "author": {"name": "one-b"}},
+        }
+    }
     # The second root fails (book 20 exists): the first, another source's, stays written.
     answer = srv.graphql(both, {"a": 6, "b": 20})
     assert answer["errors"][0]["extensions"]["code"] == "constraint-violation", answer
@@ -122,8 +149,8 @@ def test_a_mutation_over_two_sources_runs_each_root_in_its_own_transaction(
     assert rows == {"data": {"author_by_pk": {"id": 6}}}
     # One source's roots share one transaction: the second insert failing undoes the first.
     one = (
-        "mutation { a: insert_book_one(object: {id: 30, author_id: 1, title: \"x\"}) { id }"
-        " b: insert_book_one(object: {id: 20, author_id: 1, title: \"y\"}) { id } }"
+        'mutation { a: insert_book_one(object: {id: 30, author_id: 1, title: "x"}) { id }'
+        ' b: insert_book_one(object: {id: 20, author_id: 1, title: "y"}) { id } }'
     )
     assert "errors" in srv.graphql(one)
     assert srv.graphql("{ book_by_pk(id: 30) { id } }") == {"data": {"book_by_pk": None}}
@@ -132,28 +159,81 @@ def test_a_mutation_over_two_sources_runs_each_root_in_its_own_transaction(
 def test_refusals(srv: ServerProcess) -> None:
     before = ok(srv, "export_metadata", {})
     cases = [
-        ("pg_track_table", {"source": "nope", "table": "author"}, "not-exists",
-         'source with name "nope" does not exist'),
-        ("pg_add_source", {"name": "one", "configuration": {"connection_info": {
-            "database_url": {"from_env": "SOURCE_ONE"}}}}, "already-exists",
-         'source with name "one" already exists'),
-        ("pg_add_source", {"name": "gone", "configuration": {"connection_info": {
-            "database_url": "postgresql://postgres@127.0.0.1:1/none"}}},
-         "invalid-configuration", None),
-        ("pg_add_source", {"name": "unset", "configuration": {"connection_info": {
-            "database_url": {"from_env": "NOT_SET_ANYWHERE"}}}}, "invalid-configuration", None),
-        ("pg_drop_source", {"name": "nope"}, "not-exists", 'source with name "nope" does not exist'),
-        ("rename_source", {"name": "nope", "new_name": "x"}, "not-exists",
-         'Could not find source with name "nope"'),
-        ("rename_source", {"name": "one", "new_name": "default"}, "already-exists",
-         'Source with name "default" already exists'),
+        (
+            "pg_track_table",
+            {"source": "nope", "table": "author"},
+            "not-exists",
+            'source with name "nope" does not exist',
+        ),
+        (
+            "pg_add_source",
+            {
+                "name": "one",
+                "configuration": {"connection_info": {"database_url": {"from_env": "SOURCE_ONE"}}},
+            },
+            "already-exists",
+            'source with name "one" already exists',
+        ),
+        (
+            "pg_add_source",
+            {
+                "name": "gone",
+                "configuration": {
+                    "connection_info": {"database_url": "postgresql://postgres@127.0.0.1:1/none"}
+                },
+            },
+            "invalid-configuration",
+            None,
+        ),
+        (
+            "pg_add_source",
+            {
+                "name": "unset",
+                "configuration": {
+                    "connection_info": {"database_url": {"from_env": "NOT_SET_ANYWHERE"}}
+                },
+            },
+            "invalid-configuration",
+            None,
+        ),
+        (
+            "pg_drop_source",
+            {"name": "nope"},
+            "not-exists",
+            'source with name "nope" does not exist',
+        ),
+        (
+            "rename_source",
+            {"name": "nope", "new_name": "x"},
+            "not-exists",
+            'Could not find source with name "nope"',
+        ),
+        (
+            "rename_source",
+            {"name": "one", "new_name": "default"},
+            "already-exists",
+            'Source with name "default" already exists',
+        ),
         ("pg_drop_source", {"name": "default"}, "not-supported", None),
-        ("pg_create_event_trigger", {"source": "one", "name": "t", "table": "book",
-                                     "insert": {"columns": "*"}, "webhook": "http://x"},
-         "not-supported", None),
+        (
+            "pg_create_event_trigger",
+            {
+                "source": "one",
+                "name": "t",
+                "table": "book",
+                "insert": {"columns": "*"},
+                "webhook": "http://x",
+            },
+            "not-supported",
+            None,
+        ),
         # A second `author` type: the reference's fix is a custom name.
-        ("pg_track_table", {"source": "one", "table": "book", "configuration": {
-            "custom_name": "author"}}, None, None),
+        (
+            "pg_track_table",
+            {"source": "one", "table": "book", "configuration": {"custom_name": "author"}},
+            None,
+            None,
+        ),
     ]
     for type_, args, code, message in cases:
         r = call(srv, type_, args)

@@ -176,7 +176,9 @@ def test_mutations_run_on_their_sources_database(env: Env) -> None:
     loop.run_until_complete(go())
 
 
-def test_an_operation_over_two_sources_is_refused(env: Env) -> None:
+def test_one_statement_over_two_sources_is_refused(env: Env) -> None:
+    """Explain (`compile`) needs one statement: roots of two sources are refused there (a
+    request runs them as one step per source: tests/test_several_sources.py)."""
     _, catalog, _, db = env
     state = _state(catalog, {AUTHOR: "other"})
     service = _service(db, db)

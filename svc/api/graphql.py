@@ -139,6 +139,12 @@ def _not_explainable(op: OperationDefinitionNode, planned: OperationPlan) -> Svc
     reference's messages (`Hasura.GraphQL.Explain.explainQueryField`: `throw400
     InvalidParams`)."""
     kinds = {step.kind for step in planned.steps}
+    if kinds == {StepKind.DATABASE}:  # roots of several sources (`svc.plan.sources`)
+        return SvcError(
+            ErrorCode.NOT_SUPPORTED,
+            "an operation reading several sources cannot be compiled into one statement: "
+            "explain or subscribe to each source's fields alone",
+        )
     if op.operation == OperationType.SUBSCRIPTION:
         return SvcError(ErrorCode.NOT_SUPPORTED, NOT_SUPPORTED)
     if StepKind.REMOTE_SCHEMA in kinds:

@@ -78,6 +78,7 @@ from svc.metadata.model import (
 from svc.metadata.names import check_function_configuration
 from svc.metadata.permission_model import PERMISSION_TYPES
 from svc.metadata.remote_schemas import rename_join_columns
+from svc.metadata.sources import served_sources
 from svc.schema.remote_registry import remote_issues
 
 
@@ -273,6 +274,8 @@ async def replace_metadata(ctx: Context, body: QueryBody) -> Any:
     else:
         md, keep = metadata_from_obj(args), False
     before_ir, before_md = ctx.ir, ctx.metadata
+    if served_sources(md) or served_sources(before_md):  # connect, introspect them again
+        ctx.catalog = await ctx.db.introspect(ctx.conn, md)
     await enum_ops.read_new_enums(ctx, md)
     ctx.commit(md, on_new="keep" if keep else "error")
     if keep:

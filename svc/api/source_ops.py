@@ -17,9 +17,9 @@ from typing import Any
 import msgspec
 
 from svc.api.op_context import SUCCESS, Context, QueryBody
-from svc.api.op_registry import STANDARD, Operation
+from svc.api.op_registry import STANDARD, SYNC_ONLY, Operation
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.model import DEFAULT_SOURCE, SERVED_KIND, JSON
+from svc.metadata.model import DEFAULT_SOURCE, JSON, SERVED_KIND
 from svc.metadata.sources import replace_source, require_source, served_sources
 from svc.metadata.unsupported import check_source
 
@@ -33,8 +33,9 @@ def _name(args: dict[str, Any], key: str = "name") -> str:
             path=f"$.args{'' if value is None else '.' + key}",
         )
     if not value or any(ord(c) < 32 for c in value):
-        raise SvcError(ErrorCode.PARSE_FAILED, "a source name must be non-empty text",
-                       path=f"$.args.{key}")
+        raise SvcError(
+            ErrorCode.PARSE_FAILED, "a source name must be non-empty text", path=f"$.args.{key}"
+        )
     return value
 
 
@@ -118,8 +119,9 @@ async def update_source(ctx: Context, body: QueryBody) -> Any:
     name = _name(args)
     require_source(ctx.metadata, name, "$.args.name")
     _own(name, "update")
-    check_source({k: v for k, v in args.items() if k in ("name", "configuration", "customization")},
-                 "$.args")
+    check_source(
+        {k: v for k, v in args.items() if k in ("name", "configuration", "customization")}, "$.args"
+    )
     changes = {k: args[k] for k in ("configuration", "customization") if k in args}
     md = replace_source(ctx.metadata, name, lambda raw: {**raw, **changes})
     await _connect(ctx, md, name)
@@ -199,15 +201,24 @@ def _args(body: QueryBody) -> dict[str, Any]:
 
 
 OPERATIONS = [
-    Operation(name="pg_add_source", handler=add_source, args=dict, read_only=False,
-              checks=STANDARD),
-    Operation(name="pg_update_source", handler=update_source, args=dict, read_only=False,
-              checks=STANDARD),
-    Operation(name="pg_drop_source", handler=drop_source, args=dict, read_only=False,
-              checks=STANDARD),
-    Operation(name="rename_source", handler=rename_source, args=dict, read_only=False,
-              checks=STANDARD),
-    Operation(name="pg_get_source_tables", handler=get_source_tables, args=dict,
-              read_only=True, checks=frozenset()),
+    Operation(
+        name="pg_add_source", handler=add_source, args=dict, read_only=False, checks=STANDARD
+    ),
+    Operation(
+        name="pg_update_source", handler=update_source, args=dict, read_only=False, checks=STANDARD
+    ),
+    Operation(
+        name="pg_drop_source", handler=drop_source, args=dict, read_only=False, checks=STANDARD
+    ),
+    Operation(
+        name="rename_source", handler=rename_source, args=dict, read_only=False, checks=STANDARD
+    ),
+    Operation(
+        name="pg_get_source_tables",
+        handler=get_source_tables,
+        args=dict,
+        read_only=True,
+        checks=SYNC_ONLY,
+    ),
 ]
 """The source operations (merged into `svc.api.metadata.REGISTRY`)."""

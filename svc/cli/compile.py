@@ -40,7 +40,7 @@ from svc.catalog.introspect import DbCatalog
 from svc.cli.metadata import load_directory
 from svc.config import Config
 from svc.errors import SvcError
-from svc.execute.db import Database
+from svc.execute.db import Sources
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.action_issues import locate_action
 from svc.ir.checks import CheckIssue
@@ -49,7 +49,7 @@ from svc.ir.sources import SOURCES_FILE, ReplicaIssue, SourceIssue
 from svc.ir.unsupported_issues import locate_unsupported
 from svc.metadata.directory import ALL_FILES, KEY_ORDER, DirectoryError
 from svc.metadata.directory_v3 import v3_place
-from svc.metadata.model import Metadata
+from svc.metadata.model import DEFAULT_SOURCE, Metadata
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
 from svc.plan.mutation import Insert
@@ -131,12 +131,13 @@ async def introspect(url: str, md: Metadata | None = None) -> DbCatalog:
     """The catalog of the database at `url` (one read-only transaction), with the values
     of `md`'s enum tables read as the server reads them (`Database.introspect`); raises
     `SvcError` `postgres-error` when it cannot be reached."""
-    db = await Database.connect(url, min_size=1, max_size=1)
+    sources = await Sources.connect({DEFAULT_SOURCE: url}, min_size=1, max_size=1)
+    db = sources.default  # other sources `md` serves are connected and introspected too
     try:
         async with db.transaction(read_only=True) as conn:
             return await db.introspect(conn, md)
     finally:
-        await db.close()
+        await sources.close()
 
 
 def roles_of(md: Metadata) -> tuple[str, ...]:

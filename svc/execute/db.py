@@ -575,7 +575,7 @@ class Sources:
                 async with db.transaction() as conn:
                     view = source_view(metadata, name)
                     found[name] = await db.introspect(conn, view)
-            except Exception as exc:  # noqa: BLE001 - any failure makes the source inconsistent
+            except Exception as exc:
                 unreachable[name] = _why_unreachable(exc)
         for name in [n for n in self.databases if n != DEFAULT_SOURCE and n not in served]:
             self.retire(name)

@@ -26,6 +26,7 @@ import msgspec
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Inconsistency, Ir
+from svc.ir.sources import SourceIssue
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
 from svc.metadata.qualified import in_source
 from svc.metadata.sources import served_sources, source_view
@@ -34,15 +35,10 @@ Build = Callable[[Metadata, DbCatalog, "Ir | None"], Ir]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ServedSourceIssue(Inconsistency):
+class ServedSourceIssue(SourceIssue):
     """A served source that is not served now: its database could not be introspected or
-    its document part does not read (`reason` says which)."""
-
-    def target(self) -> Any:
-        """The source, by name (`drop_inconsistent_metadata` removes it)."""
-        from svc.metadata.drop import ObjectRef
-
-        return ObjectRef("source", name=str(self.definition))
+    its document part does not read (`reason` says which); `index` as `SourceIssue`'s
+    (where `svc compile` reports it), and dropped as one."""
 
 
 def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, build: Build) -> Ir:
@@ -85,22 +81,27 @@ def _build_one(
     found = catalog.sources.get(name)
     if found is None:
         why = catalog.unreachable.get(name, "its database was not introspected")
-        return _issue(name, why)
+        return _issue(md, name, why)
     try:
         view = source_view(md, name)
     except SvcError as exc:
-        return _issue(name, exc.message)
+        return _issue(md, name, exc.message)
     before = previous.sources.get(name) if previous is not None else None
     return build(view, found, before)
 
 
-def _issue(name: str, why: str) -> ServedSourceIssue:
+def _issue(md: Metadata, name: str, why: str) -> ServedSourceIssue:
+    first = 1 if md.default_source is not None or md.tables or md.functions else 0
+    index = next(
+        (j for j, s in enumerate(md.other_sources) if s.get("name") == name), 0
+    )
     return ServedSourceIssue(
         "source",
         name,
         f"Inconsistent object: {why}",
         ErrorCode.INVALID_CONFIGURATION,
         name=f"source {name}",
+        index=first + index,
     )
 
 
@@ -111,6 +112,7 @@ def _in_source(issue: Inconsistency, name: str) -> Inconsistency:
         issue,
         reason=issue.reason.replace('in source "default"', said),
         name=issue.name.replace(f"in source {DEFAULT_SOURCE}", f"in source {name}"),
+        table=None if issue.table is None else in_source(issue.table, name),  # what drops it
     )
 
 
@@ -157,9 +159,7 @@ def _rekeyed(value: Any, source: str, memo: dict[int, Any]) -> Any:
     return value
 
 
-def _rebuilt(
-    value: Any, names: list[str], source: str, memo: dict[int, Any], replace: Any
-) -> Any:
+def _rebuilt(value: Any, names: list[str], source: str, memo: dict[int, Any], replace: Any) -> Any:
     changes: dict[str, Any] = {}
     for name in names:
         old = getattr(value, name)

@@ -88,10 +88,10 @@ def source_issues(md: Metadata) -> list[Inconsistency]:
     out: list[Inconsistency] = replica_issues(md)
     served = md.default_source is not None or bool(md.tables) or bool(md.functions)
     first = 1 if served else 0
-    served = served_sources(md)
+    others = served_sources(md)
     for j, source in enumerate(md.other_sources):
         name = str(source.get("name"))
-        if name in served and not _repeated(md, j):
+        if name in others and not _repeated(md, j):
             continue  # served (`svc.ir.source_tables`)
         out.append(
             SourceIssue(

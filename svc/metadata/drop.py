@@ -17,6 +17,7 @@ from svc.metadata.apply import replace_table, without_relationship
 from svc.metadata.apply_functions import without_functions
 from svc.metadata.apply_permissions import without_computed_field, without_permission
 from svc.metadata.model import Metadata, QualifiedName, TableEntry
+from svc.metadata.qualified import SourcedName
 from svc.metadata.read_replicas import without_replica
 from svc.metadata.unsupported import KEPT_KINDS, drop_kept
 
@@ -87,10 +88,24 @@ def drop_object(md: Metadata, ref: ObjectRef) -> Metadata:
 
 
 def drop_objects(md: Metadata, refs: Iterable[ObjectRef]) -> Metadata:
-    """`md` without every object of `refs`, dropped in order."""
+    """`md` without every object of `refs`, dropped in order; an object of another
+    source (its table a `SourcedName`) is dropped from that source's tables."""
     for ref in refs:
-        md = drop_object(md, ref)
+        if isinstance(ref.table, SourcedName):
+            md = _drop_in_source(md, ref, ref.table.source)
+        else:
+            md = drop_object(md, ref)
     return md
+
+
+def _drop_in_source(md: Metadata, ref: ObjectRef, source: str) -> Metadata:
+    from svc.metadata.sources import is_served, source_view, with_source  # imports drop's users
+
+    if not is_served(md, source):
+        return md
+    assert ref.table is not None
+    plain = msgspec.structs.replace(ref, table=QualifiedName(ref.table.name, ref.table.schema))
+    return with_source(md, source, drop_object(source_view(md, source), plain))
 
 
 def keep_existing(

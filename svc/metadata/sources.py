@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from svc.errors import ErrorCode, SvcError
-from svc.metadata.model import DEFAULT_SOURCE, SERVED_KIND, JSON, Metadata, plain
+from svc.metadata.model import DEFAULT_SOURCE, JSON, SERVED_KIND, Metadata, plain
 from svc.metadata.read_replicas import connection_url
 
 
@@ -50,9 +50,7 @@ def require_source(md: Metadata, name: str, path: str = "$.args.source") -> None
     """Raise the reference's 400 `not-exists` `source with name "<name>" does not exist`
     at `path` unless `name` is a source `md` serves."""
     if not is_served(md, name):
-        raise SvcError(
-            ErrorCode.NOT_EXISTS, f'source with name "{name}" does not exist', path=path
-        )
+        raise SvcError(ErrorCode.NOT_EXISTS, f'source with name "{name}" does not exist', path=path)
 
 
 def source_view(md: Metadata, name: str, path: str = "$.args") -> Metadata:
