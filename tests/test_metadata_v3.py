@@ -605,7 +605,7 @@ def test_keys_of_the_default_source_are_kept_or_refused_at_their_file(
     place = f"{project / 'databases/databases.yaml'}: $[0].customization.root_fields: "
     code, err = compile_dir(capsys, project, db_url)
     assert code == 2
-    assert err[0].startswith(place + "svc does not support source customization yet"), err
+    assert err[0].startswith(place + "svc does not support this source customization yet"), err
     clear(srv)
     assert cli(srv, "apply", project) == 1
     assert capsys.readouterr().err.startswith(place)

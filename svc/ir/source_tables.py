@@ -25,7 +25,7 @@ import msgspec
 
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
-from svc.ir.model import Inconsistency, Ir
+from svc.ir.model import Inconsistency, Ir, Table
 from svc.ir.sources import SourceIssue
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
 from svc.metadata.qualified import in_source
@@ -46,6 +46,9 @@ def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, 
     (`svc.ir.build.build_ir` without sources) from its view and catalog; `ir` itself
     when `md` serves no other source."""
     served = served_sources(md)
+    own = root_affixes(md.default_source)
+    if own is not None:
+        ir = dataclasses.replace(ir, tables={k: _affixed(t, own) for k, t in ir.tables.items()})
     if not served:
         return ir
     tables, functions = dict(ir.tables), dict(ir.functions)
@@ -59,9 +62,10 @@ def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, 
             continue
         built[name] = one
         memo: dict[int, Any] = {}
+        affixes = root_affixes(served[name])
         for table in one.tables.values():
             moved = rekey(table, name, memo)
-            tables[moved.name] = moved
+            tables[moved.name] = moved if affixes is None else _affixed(moved, affixes)
         for function in one.functions.values():
             moved = rekey(function, name, memo)
             functions[moved.name] = moved
@@ -72,6 +76,29 @@ def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, 
     return dataclasses.replace(
         ir, tables=tables, functions=functions, inconsistencies=tuple(issues), sources=built
     )
+
+
+def root_affixes(source: Any) -> tuple[str, str] | None:
+    """`(prefix, suffix)` of a source's `customization.root_fields` (the reference's
+    `SourceCustomization`: concatenated verbatim around every root field name of the
+    source's tables), None when it sets neither."""
+    custom = source.get("customization") if isinstance(source, dict) else None
+    fields = custom.get("root_fields") if isinstance(custom, dict) else None
+    if not isinstance(fields, dict):
+        return None
+    prefix, suffix = fields.get("prefix") or "", fields.get("suffix") or ""
+    if not isinstance(prefix, str) or not isinstance(suffix, str) or not (prefix or suffix):
+        return None
+    return prefix, suffix
+
+
+def _affixed(table: Table, affixes: tuple[str, str]) -> Table:
+    prefix, suffix = affixes
+    names = {
+        f.name: f"{prefix}{getattr(table.root_fields, f.name)}{suffix}"
+        for f in dataclasses.fields(table.root_fields)
+    }
+    return dataclasses.replace(table, root_fields=dataclasses.replace(table.root_fields, **names))
 
 
 def _build_one(

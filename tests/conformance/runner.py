@@ -26,6 +26,7 @@ order ignored; booleans are not numbers).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import asyncpg
 import httpx
 import yaml
 
@@ -535,6 +537,7 @@ class _Engine:
         self.pg_url = pg_url
         self.notes = notes
         self.server: ServerProcess | None = None
+        self.source_urls: list[str] = []
         self.broken = False
         """Set when a request could not reach the server (refused, reset, timed out)."""
         self.restarts = 0
@@ -550,12 +553,36 @@ class _Engine:
         self.broken = False
         database = create_database(self.pg_url, prefix="conf")
         self.statement_log.enable(database)
-        self.server = ServerProcess(database, *SERVER_ARGS, env=CORPUS_ENV)
+        # The reference's second and third databases for its multi-source cases
+        # (`pg_add_source` with `{from_env: HASURA_GRAPHQL_PG_SOURCE_URL_1}`).
+        self.source_urls = [create_database(self.pg_url, prefix=f"src{k}") for k in (1, 2)]
+        env = {**CORPUS_ENV}
+        for k, url in enumerate(self.source_urls, 1):
+            env[f"SVC_GRAPHQL_PG_SOURCE_URL_{k}"] = url
+        self.server = ServerProcess(database, *SERVER_ARGS, env=env)
         clear_db = CORPUS / "clear_db.yaml"
         if clear_db.is_file():
             problem = self.post_body(clear_db)
             if problem:
                 self.notes.append((".", f"clear_db.yaml failed: {problem}"))
+
+    def clean_sources(self) -> None:
+        """Before a file that adds sources: drop the sources an earlier file left behind
+        (one that failed half-way) and empty their databases (WAVE3.md section 5)."""
+        assert self.server is not None
+        for name in ("pg1", "pg2"):
+            body = {"type": "pg_drop_source", "args": {"name": name, "cascade": True}}
+            self.server.client.post("/v1/metadata", json=body)
+
+        async def empty(url: str) -> None:
+            conn = await asyncpg.connect(url)
+            try:
+                await conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+            finally:
+                await conn.close()
+
+        for url in self.source_urls:
+            asyncio.run(empty(url))
 
     @property
     def client(self) -> httpx.Client:
@@ -613,6 +640,12 @@ class _Engine:
             self.server = None
 
 
+def _adds_source(step: dict[str, Any]) -> bool:
+    """Whether a step adds a source (a request of type `pg_add_source`)."""
+    query = step.get("query")
+    return isinstance(query, dict) and query.get("type") == "pg_add_source"
+
+
 def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]) -> None:
     if case_file.check is not None:
         try:
@@ -625,6 +658,8 @@ def _run_case_file(engine: _Engine, case_file: CaseFile, results: dict[str, str]
         for case_id in case_file.ids:
             results[case_id] = case_file.error
         return
+    if engine.healthy() and any(_adds_source(case.step) for case in case_file.cases):
+        engine.clean_sources()
     for case in case_file.cases:
         if not engine.healthy():
             results[case.id] = "not run: the server died during an earlier step"
