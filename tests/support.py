@@ -176,14 +176,18 @@ def author_article_steps() -> list[dict[str, Any]]:
     ]
 
 
-def export_apply_export(srv: ServerProcess, tmp: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def export_apply_export(
+    srv: ServerProcess, tmp: Path, *export_args: str
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """`svc metadata export` of `srv` into `tmp/first`, `clear_metadata`, `svc metadata
     apply` of that directory, `svc metadata export` into `tmp/second` (the CLI in this
-    process); the files of both directories, `{relative path: bytes}`."""
+    process, `export_args` given to both exports); the files of both directories,
+    `{relative path: bytes}`."""
     from svc.cli import main
 
     def cli(command: str, directory: Path) -> None:
-        code = main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory)])
+        extra = list(export_args) if command == "export" else []
+        code = main(["metadata", command, "--endpoint", srv.url, "--dir", str(directory), *extra])
         assert code == 0, f"svc metadata {command} exited {code}"
 
     def files(root: Path) -> dict[str, bytes]:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
-from tests.support import ServerProcess, create_database
+from tests.support import ServerProcess, create_database, export_apply_export
 
 pytestmark = pytest.mark.xdist_group("several_sources")
 
@@ -258,3 +259,149 @@ def test_run_sql_and_tables_of_a_source(srv: ServerProcess) -> None:
     assert "errors" in srv.graphql("{ shelf { id } }")
     consistent = ok(srv, "get_inconsistent_metadata", {})
     assert consistent["is_consistent"] is True, consistent
+
+
+def test_a_role_reads_another_source_under_its_permissions(srv: ServerProcess) -> None:
+    ok(
+        srv,
+        "pg_create_select_permission",
+        {
+            "source": "one",
+            "table": "book",
+            "role": "reader",
+            "permission": {"columns": ["id", "title"], "filter": {"id": {"_eq": "X-Svc-Book"}}},
+        },
+    )
+    headers = {"X-Svc-Role": "reader", "X-Svc-Book": "11"}
+    answer = srv.graphql("{ book { id title } }", headers=headers)
+    assert answer == {"data": {"book": [{"id": 11, "title": "b11"}]}}
+    denied = srv.graphql("{ book { author_id } }", headers=headers)
+    assert denied["errors"][0]["extensions"]["code"] == "validation-failed"
+
+
+def test_a_subscription_on_another_source_follows_its_rows(srv: ServerProcess) -> None:
+    """Through Python `gql` (graphql-transport-ws): the live query polls that source's
+    database and pushes the change a mutation makes there."""
+    from gql import Client, gql
+
+    from tests.test_websocket import TRANSPORT, Transport
+
+    async def run() -> list[Any]:
+        url = srv.url.replace("http", "ws", 1) + "/v1/graphql"
+        transport = Transport(url=url, subprotocols=[TRANSPORT])
+        seen: list[Any] = []
+        async with Client(transport=transport, fetch_schema_from_transport=False) as session:
+            sub = session.subscribe(gql("subscription { one_author_by_pk(id: 3) { name } }"))
+            seen.append(await asyncio.wait_for(anext(sub), 10))
+            await session.execute(
+                gql('mutation { insert_one_author_one(object: {id: 3, name: "live"}) { id } }')
+            )
+            seen.append(await asyncio.wait_for(anext(sub), 10))
+            await sub.aclose()
+        return seen
+
+    assert asyncio.run(run()) == [
+        {"one_author_by_pk": None},
+        {"one_author_by_pk": {"name": "live"}},
+    ]
+    # A subscription over two sources is refused (one statement is polled).
+    both = srv.graphql("subscription { author { id } book { id } }")
+    assert "errors" in both
+
+
+def test_rename_update_and_drop(srv: ServerProcess, urls: tuple[str, str, str]) -> None:
+    ok(srv, "rename_source", {"name": "one", "new_name": "uno"})
+    assert srv.graphql("{ book_by_pk(id: 10) { title } }") == {
+        "data": {"book_by_pk": {"title": "b10"}}
+    }
+    exported = ok(srv, "export_metadata", {})
+    assert [s["name"] for s in exported["sources"]] == ["default", "uno"]
+    # Moved to an empty database: its tables are gone there, so they are inconsistent
+    # and the other sources keep serving.
+    sql(
+        urls[2],
+        "CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL);"
+        "INSERT INTO author VALUES (1, 'two')",
+    )
+    r = call(
+        srv,
+        "pg_update_source",
+        {
+            "name": "uno",
+            "configuration": {"connection_info": {"database_url": {"from_env": "SOURCE_TWO"}}},
+        },
+    )
+    assert r.status_code == 400, r.text  # `book` is not in that database
+    ok(
+        srv,
+        "replace_metadata",
+        {
+            "allow_inconsistent_metadata": True,
+            "metadata": {
+                **exported,
+                "sources": [
+                    exported["sources"][0],
+                    {
+                        **exported["sources"][1],
+                        "configuration": {
+                            "connection_info": {"database_url": {"from_env": "SOURCE_TWO"}}
+                        },
+                    },
+                ],
+            },
+        },
+    )
+    listed = ok(srv, "get_inconsistent_metadata", {})
+    assert listed["is_consistent"] is False
+    assert {o["type"] for o in listed["inconsistent_objects"]} == {"table"}, listed
+    assert srv.graphql("{ one_author { name } author_by_pk(id: 1) { name } }") == {
+        "data": {"one_author": [{"name": "two"}], "author_by_pk": {"name": "main"}}
+    }
+    ok(srv, "pg_drop_source", {"name": "uno", "cascade": True})
+    assert "errors" in srv.graphql("{ one_author { name } }")
+    assert ok(srv, "get_inconsistent_metadata", {})["is_consistent"] is True
+    assert "sources" not in ok(srv, "export_metadata", {})
+
+
+def test_a_two_source_directory_exports_applies_and_exports_the_same(
+    srv: ServerProcess, tmp_path: Path
+) -> None:
+    """Issue 28's acceptance: `svc metadata export` → `apply` → `export` of a config v3
+    directory with two sources gives the same bytes, and the second source is served
+    after the apply."""
+    add_one(srv)
+    ok(
+        srv,
+        "pg_track_table",
+        {"source": "one", "table": "author", "configuration": {"custom_name": "one_author"}},
+    )
+    ok(srv, "pg_track_table", {"source": "one", "table": "book"})
+    ok(
+        srv,
+        "pg_create_array_relationship",
+        {
+            "source": "one",
+            "table": "author",
+            "name": "books",
+            "using": {"foreign_key_constraint_on": {"table": "book", "column": "author_id"}},
+        },
+    )
+    ok(
+        srv,
+        "pg_create_select_permission",
+        {
+            "source": "one",
+            "table": "book",
+            "role": "reader",
+            "permission": {"columns": ["id"], "filter": {}},
+        },
+    )
+    first, second = export_apply_export(srv, tmp_path, "--config-version", "3")
+    assert first == second
+    assert "databases/one/tables/public_book.yaml" in first
+    listing = first["databases/databases.yaml"].decode()
+    assert "- name: default" in listing and "- name: one" in listing, listing
+    answer = srv.graphql(
+        "{ one_author(where: {id: {_eq: 1}}) { books(order_by: {id: asc}) { id } } }"
+    )
+    assert answer == {"data": {"one_author": [{"books": [{"id": 10}, {"id": 11}]}]}}
