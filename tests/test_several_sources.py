@@ -405,3 +405,26 @@ def test_a_two_source_directory_exports_applies_and_exports_the_same(
         "{ one_author(where: {id: {_eq: 1}}) { books(order_by: {id: asc}) { id } } }"
     )
     assert answer == {"data": {"one_author": [{"books": [{"id": 10}, {"id": 11}]}]}}
+
+
+def test_connection_settings_are_applied_or_refused(srv: ServerProcess) -> None:
+    """`isolation_level` is every connection's `default_transaction_isolation`; a key svc
+    does not apply (`ssl_configuration`) or an unknown level refuses the source rather
+    than connecting otherwise than its configuration says."""
+    info: dict[str, Any] = {
+        "database_url": {"from_env": "SOURCE_TWO"},
+        "isolation_level": "serializable",
+        "pool_settings": {"max_connections": 3, "idle_timeout": 60, "retries": 1},
+        "use_prepared_statements": False,
+    }
+    ok(srv, "pg_add_source", {"name": "iso", "configuration": {"connection_info": info}})
+    shown = ok(srv, "run_sql", {"source": "iso", "sql": "SHOW default_transaction_isolation"})
+    assert shown["result"] == [["default_transaction_isolation"], ["serializable"]]
+    for bad in ({"isolation_level": "chaos"}, {"ssl_configuration": {"sslmode": "verify-full"}}):
+        r = call(
+            srv,
+            "pg_add_source",
+            {"name": "iso2", "configuration": {"connection_info": {**info, **bad}}},
+        )
+        assert (r.status_code, r.json()["code"]) == (400, "invalid-configuration"), r.text
+    ok(srv, "pg_drop_source", {"name": "iso"})

@@ -120,8 +120,15 @@ class ReadConnections:
     connection (the first request after a Postgres restart succeeds).
     """
 
-    def __init__(self, url: str, size: int, statement_timeout: float = 0.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        size: int,
+        statement_timeout: float = 0.0,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.url = url
+        self.settings = {**_SETTINGS, **(settings or {})}
         self.limit = _limit(statement_timeout)
         self.idle: asyncio.Queue[_ReadConnection | None] = asyncio.Queue()
         for _ in range(size):
@@ -132,7 +139,7 @@ class ReadConnections:
     async def _open(self) -> _ReadConnection:
         conn: _ReadConnection = await asyncpg.connect(
             self.url,
-            server_settings={**_SETTINGS, "statement_timeout": timeout_ms(self.limit)},
+            server_settings={**self.settings, "statement_timeout": timeout_ms(self.limit)},
             statement_cache_size=_STATEMENT_CACHE,
             timeout=CONNECT_TIMEOUT,
             connection_class=_ReadConnection,
@@ -312,18 +319,28 @@ class Database:
 
     @classmethod
     async def connect(
-        cls, url: str, *, min_size: int = 1, max_size: int = 10, statement_timeout: float = 0.0
+        cls,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        statement_timeout: float = 0.0,
+        settings: dict[str, str] | None = None,
+        idle_timeout: float = 300.0,
     ) -> Database:
         """Open a pool to `url` of up to `max(2, max_size // 2)` connections and a read
-        path of up to `max_size` (queries, opened on demand); raises `SvcError`
+        path of up to `max_size` (queries, opened on demand); `settings`: Postgres
+        settings for every connection (a source's `isolation_level`, `svc.metadata.sources`);
+        `idle_timeout`: seconds an idle pooled connection is kept. Raises `SvcError`
         500 `postgres-error` "connection error" when unreachable."""
         try:
             pool = await asyncpg.create_pool(
                 url,
                 min_size=min_size,
                 max_size=max(2, max_size // 2),
+                max_inactive_connection_lifetime=idle_timeout,
                 init=_init_connection,
-                server_settings=_SETTINGS,
+                server_settings={**_SETTINGS, **(settings or {})},
                 statement_cache_size=_STATEMENT_CACHE,
                 reset=_keep_session,
                 timeout=CONNECT_TIMEOUT,
@@ -335,7 +352,7 @@ class Database:
                 raise connection_error(exc) from exc
             raise
         assert pool is not None
-        reads = ReadConnections(url, max_size, statement_timeout)
+        reads = ReadConnections(url, max_size, statement_timeout, settings)
         return cls(pool, url, reads, statement_timeout)
 
     async def close(self) -> None:
@@ -553,7 +570,7 @@ class Sources:
         self.default = databases[DEFAULT_SOURCE]
         self.default.peers = self
         self.options = options
-        self.urls: dict[str, str] = {}  # each other source's URL, as connected
+        self.urls: dict[str, str] = {}  # each other source's settings, as connected
 
     async def introspect(self, catalog: DbCatalog, metadata: Metadata) -> DbCatalog:
         """`catalog` (the `default` source's) with every other source `metadata` serves
@@ -571,7 +588,7 @@ class Sources:
                 unreachable[name] = conf.problem or "no database_url"
                 continue
             try:
-                db = await self._connected(name, conf.url, conf.size)
+                db = await self._connected(name, conf)
                 async with db.transaction() as conn:
                     view = source_view(metadata, name)
                     found[name] = await db.introspect(conn, view)
@@ -581,16 +598,18 @@ class Sources:
             self.retire(name)
         return msgspec.structs.replace(catalog, sources=found, unreachable=unreachable)
 
-    async def _connected(self, name: str, url: str, size: int) -> Database:
-        """Source `name`'s database on `url`, opened when new or when its URL changed."""
+    async def _connected(self, name: str, conf: Any) -> Database:
+        """Source `name`'s database as `conf` (`SourceConnection`) says, opened when new
+        or when its settings changed."""
         known = self.databases.get(name)
-        if known is not None and self.urls.get(name) == url:
+        if known is not None and self.urls.get(name) == conf.key:
             return known
         if known is not None:
             self.retire(name)
-        options = {**self.options, "max_size": size}
-        db = await Database.connect(url, **options)
-        self.databases[name], self.urls[name] = db, url
+        options = {**self.options, "max_size": conf.size, "settings": dict(conf.settings)}
+        options["idle_timeout"] = conf.idle_timeout
+        db = await Database.connect(conf.url, **options)
+        self.databases[name], self.urls[name] = db, conf.key
         return db
 
     def rename(self, name: str, new: str) -> None:

@@ -116,25 +116,69 @@ def replace_source(md: Metadata, name: str, change: Any) -> Metadata:
 
 @dataclass(frozen=True, slots=True)
 class SourceConnection:
-    """Where a served source's database is: `url`, or why there is none (`problem`: an
-    environment variable not set, a `database_url` of another shape), and `size` (most
-    connections per worker, `pool_settings.max_connections`)."""
+    """Where and how to connect to a served source's database: `url`, or why there is
+    none (`problem`); `size` (most connections per worker, `pool_settings.max_connections`),
+    `settings` (Postgres settings of every connection: `isolation_level` as
+    `default_transaction_isolation`) and `idle_timeout` (seconds,
+    `pool_settings.idle_timeout`). `key` changes whenever any of them does."""
 
     url: str | None
     problem: str | None
     size: int
+    settings: tuple[tuple[str, str], ...] = ()
+    idle_timeout: float = 180.0
+
+    @property
+    def key(self) -> str:
+        """The settings as one string, to tell when a source must be connected again."""
+        return repr((self.url, self.size, self.settings, self.idle_timeout))
+
+
+# `isolation_level` values (the reference's `PGTxnIsolation` JSON names) → Postgres's.
+ISOLATION_LEVELS = {
+    "read-committed": "read committed",
+    "repeatable-read": "repeatable read",
+    "serializable": "serializable",
+}
+# `connection_info` keys svc applies, or that change nothing it does: `database_url`,
+# `pool_settings`, `isolation_level`, `use_prepared_statements` (svc prepares every
+# statement: a `false` only costs the reference a plan per request), `read_replicas`
+# (`default`'s: `svc.execute.replicas`).
+APPLIED_KEYS = frozenset(
+    {"database_url", "pool_settings", "isolation_level", "use_prepared_statements", "read_replicas"}
+)
+# Of `pool_settings`, svc applies `max_connections` and `idle_timeout`; the others
+# (`connection_lifetime`, `retries`, `pool_timeout`, `total_max_connections`) tune a pool
+# svc does not have and change no answer (README "Many databases").
 
 
 def source_connection(raw: JSON, default_size: int) -> SourceConnection:
     """The connection settings of served source `raw` (its `configuration.connection_info`:
     `database_url` a string, `{from_env}` or `{connection_parameters}`, the reference's
-    `PostgresSourceConnInfo`)."""
+    `PostgresSourceConnInfo`). A key svc does not apply (`ssl_configuration`, an unknown
+    `isolation_level`, …) is a `problem`: the source is then not served and is reported,
+    rather than connected differently from what its configuration says."""
     configuration = raw.get("configuration")
     info = configuration.get("connection_info") if isinstance(configuration, dict) else None
-    url = connection_url(info.get("database_url") if isinstance(info, dict) else None)
-    pool = info.get("pool_settings") if isinstance(info, dict) else None
-    size = pool.get("max_connections") if isinstance(pool, dict) else None
+    if not isinstance(info, dict):
+        return SourceConnection(None, "configuration.connection_info is missing", default_size)
+    unknown = sorted(k for k in info if k not in APPLIED_KEYS)
+    if unknown:
+        return SourceConnection(
+            None, f'svc does not apply "{unknown[0]}" of connection_info', default_size
+        )
+    url = connection_url(info.get("database_url"))
+    given = info.get("pool_settings")
+    pool: dict[str, Any] = given if isinstance(given, dict) else {}
+    size = pool.get("max_connections")
     size = size if isinstance(size, int) and 0 < size < default_size else default_size
+    idle = pool.get("idle_timeout", 180)
+    level = info.get("isolation_level", "read-committed")
+    if level not in ISOLATION_LEVELS:
+        return SourceConnection(None, f"unknown isolation_level {level!r}", size)
+    if not isinstance(idle, int | float) or isinstance(idle, bool) or idle < 0:
+        return SourceConnection(None, "pool_settings.idle_timeout must be seconds", size)
     if isinstance(url, str):
-        return SourceConnection(url, None, size)
+        settings = (("default_transaction_isolation", ISOLATION_LEVELS[level]),)
+        return SourceConnection(url, None, size, settings, float(idle))
     return SourceConnection(None, url.reason, size)
