@@ -428,3 +428,110 @@ def test_connection_settings_are_applied_or_refused(srv: ServerProcess) -> None:
         )
         assert (r.status_code, r.json()["code"]) == (400, "invalid-configuration"), r.text
     ok(srv, "pg_drop_source", {"name": "iso"})
+
+
+def test_a_relationship_to_a_table_of_another_source(srv: ServerProcess) -> None:
+    """`author` (default) → `one_author` and `book` (source `one`) and back, as the
+    reference's remote source relationships (`to_source`): joined after the owner's
+    statement by a query of the other source, under the role's permissions."""
+
+    def to(source: str, table: str, kind: str, mapping: dict[str, str]) -> Any:
+        return {
+            "to_source": {
+                "source": source,
+                "table": table,
+                "relationship_type": kind,
+                "field_mapping": mapping,
+            }
+        }
+
+    ok(
+        srv,
+        "pg_create_remote_relationship",
+        {
+            "table": "author",
+            "name": "twin",
+            "definition": to("one", "author", "object", {"id": "id"}),
+        },
+    )
+    ok(
+        srv,
+        "pg_create_remote_relationship",
+        {
+            "table": "author",
+            "name": "books",
+            "definition": to("one", "book", "array", {"id": "author_id"}),
+        },
+    )
+    ok(
+        srv,
+        "pg_create_remote_relationship",
+        {
+            "source": "one",
+            "table": "book",
+            "name": "home_author",
+            "definition": to("default", "author", "object", {"author_id": "id"}),
+        },
+    )
+    answer = srv.graphql(
+        "{ author(order_by: {id: asc}, where: {id: {_eq: 1}}) { name twin { name }"
+        " books(order_by: {id: desc}) { title home_author { name } }"
+        " books_aggregate { aggregate { count } } } }"
+    )
+    assert answer == {
+        "data": {
+            "author": [
+                {
+                    "name": "main",
+                    "twin": {"name": "one"},
+                    "books": [
+                        {"title": "b11", "home_author": {"name": "main"}},
+                        {"title": "b10", "home_author": {"name": "main"}},
+                    ],
+                    "books_aggregate": {"aggregate": {"count": 2}},
+                }
+            ]
+        }
+    }
+    # Permissions of the other source apply: `fan` sees book 11 only, and no `author`
+    # of `one` at all, so no `twin`. (As for a remote type's relationship to a table, the
+    # join filters the target by its mapped columns as the role: they must be ones the
+    # role may filter by.)
+    ok(
+        srv,
+        "pg_create_select_permission",
+        {
+            "table": "author",
+            "role": "fan",
+            "permission": {"columns": ["id"], "filter": {}},
+        },
+    )
+    ok(
+        srv,
+        "pg_create_select_permission",
+        {
+            "source": "one",
+            "table": "book",
+            "role": "fan",
+            "permission": {"columns": ["id", "author_id"], "filter": {"id": {"_eq": "X-Svc-Book"}}},
+        },
+    )
+    headers = {"X-Svc-Role": "fan", "X-Svc-Book": "11"}
+    answer = srv.graphql("{ author(where: {id: {_eq: 1}}) { books { id } } }", headers=headers)
+    assert answer == {"data": {"author": [{"books": [{"id": 11}]}]}}
+    assert "errors" in srv.graphql("{ author { twin { id } } }", headers=headers)
+    # What does not resolve is refused with the reference's reasons.
+    for definition, message in (
+        (
+            to("nowhere", "book", "array", {"id": "author_id"}),
+            "source with name 'nowhere' not found",
+        ),
+        (to("one", "shelf", "array", {"id": "id"}), 'table "shelf" is not tracked'),
+        (to("one", "book", "array", {"id": "nope"}), 'no such column exists : "nope"'),
+    ):
+        r = call(
+            srv,
+            "pg_create_remote_relationship",
+            {"table": "author", "name": "bad", "definition": definition},
+        )
+        assert r.status_code == 400 and message in r.json()["error"], r.text

@@ -653,6 +653,7 @@ class GraphQLService:
             role,
             tuple(remote_schemas(md)) if md.remote_schemas else (),
             0 if is_admin(role) else self.defaults.pattern_length,
+            bool(state.ir.source_joins),
         )
 
     def plan_steps(

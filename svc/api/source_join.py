@@ -117,6 +117,7 @@ async def _run(
 ) -> dict[str, Any]:
     """Run `calls` as one query of the request's role; its `data`."""
     frags, names = used_names(calls, work.fragments)
+    names -= set(variables)  # the join's own (a join inside a join's answer reuses them)
     defs = [d for d in work.op.variable_definitions or () if d.variable.name.value in names]
     given = {k: work.raw_variables[k] for k in names if k in work.raw_variables}
     bool_exp = NonNullTypeNode(type=NamedTypeNode(name=NameNode(value=where_type)))

@@ -341,6 +341,7 @@ def operation_sql(
             stringify,
             role,
             remotes,
+            source_joins=bool(ir.source_joins),
         )
     )
     out: list[tuple[str, Output]] = []

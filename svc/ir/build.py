@@ -56,6 +56,7 @@ from svc.metadata.inherited_roles import parents as inherited_parents
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName, TableEntry, plain
 from svc.metadata.names import is_graphql_name
 from svc.metadata.remote_schemas import is_to_source, remote_schemas, remote_sdls
+from svc.metadata.sources import view_source
 from svc.session_vars import is_admin
 
 
@@ -78,12 +79,17 @@ def build_ir(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir
     database `catalog` describes, and each other source `md` serves over its catalog in
     `catalog.sources` (`svc.ir.source_tables`). See `build_source` for `previous`.
     """
-    return with_sources(build_source(md, catalog, previous), md, catalog, previous, build_source)
+    own = build_source(md, catalog, previous, view_source(md))
+    return with_sources(own, md, catalog, previous, build_source)
 
 
-def build_source(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -> Ir:
+def build_source(
+    md: Metadata, catalog: DbCatalog, previous: Ir | None = None, source: str = DEFAULT_SOURCE
+) -> Ir:
     """The IR of `md`'s `default` source (its tables and functions, and what the whole
-    document holds: actions, remote schemas, inherited roles) over `catalog`.
+    document holds: actions, remote schemas, inherited roles) over `catalog`; with
+    `source`, of that source's view (`svc.metadata.sources.source_view`): its tables are
+    stamped with its name, so a `to_source` relationship names its own source truly.
 
     With `previous` (the IR of an earlier document, over any catalog), only the tables
     whose entry or catalog table changed, and the tables that looked at those, are built
@@ -97,7 +103,7 @@ def build_source(md: Metadata, catalog: DbCatalog, previous: Ir | None = None) -
     issues: list[Inconsistency] = source_issues(md)  # sources svc does not serve
     entries, dbs = _resolved(md, index, issues)
     cache = previous.cache if previous is not None and previous.cache is not None else _EMPTY
-    run = _Run(entries, dbs, cache, catalog, index)
+    run = _Run(entries, dbs, cache, catalog, index, source)
     builds = run.builds()
     dropped = left_out_enums(issues)
     for attribute in ("relationship_issues", "computed_field_issues", "permission_issues"):
@@ -143,8 +149,10 @@ class _Run:
         cache: IrCache,
         catalog: DbCatalog,
         index: dict[tuple[str, str], DbTable],
+        source: str = DEFAULT_SOURCE,
     ) -> None:
         self.entries, self.dbs, self.cache, self.index = entries, dbs, cache, index
+        self.source = source
         self.old = cache.tables
         functions_same = same(cache.functions, catalog.functions)
         self.fn_index = catalog.function_index()
@@ -160,7 +168,9 @@ class _Run:
         """Every table's build, in document order."""
         old, entries, dbs = self.old, self.entries, self.dbs
         bases = {
-            name: _base(entry, dbs[name], old.get(name)) if name in self.first else old[name].base
+            name: _base(entry, dbs[name], old.get(name), self.source)
+            if name in self.first
+            else old[name].base
             for name, entry in entries.items()
         }
         early = self._early_stages(bases)
@@ -325,7 +335,9 @@ def _resolved(
     return entries, dbs
 
 
-def _base(entry: TableEntry, db: DbTable, prev: TableBuild | None) -> Table:
+def _base(
+    entry: TableEntry, db: DbTable, prev: TableBuild | None, source: str = DEFAULT_SOURCE
+) -> Table:
     """The table without relationships, computed fields and permissions: it depends only
     on the entry's configuration and the catalog table."""
     if (
@@ -335,7 +347,7 @@ def _base(entry: TableEntry, db: DbTable, prev: TableBuild | None) -> Table:
         and same(prev.db, db)
     ):
         return prev.base
-    return _table(entry, db)
+    return _table(entry, db, source)
 
 
 def _relationship_stage(
@@ -588,7 +600,7 @@ def _functions(
     return out
 
 
-def _table(entry: TableEntry, db: DbTable) -> Table:
+def _table(entry: TableEntry, db: DbTable, source: str = DEFAULT_SOURCE) -> Table:
     config = entry.configuration
     custom_columns: dict[str, str] = {}
     comments: dict[str, str] = {}  # `column_config.<column>.comment`: the field's description
@@ -631,7 +643,7 @@ def _table(entry: TableEntry, db: DbTable) -> Table:
         root_fields=_root_fields(gql_name, config.custom_root_fields if config else None),
         comment=(config.comment if config and config.comment else None) or db.comment,
         updatable=db.updatable if db.kind in ("v", "f") else (28 if db.kind in ("r", "p") else 0),
-        source=DEFAULT_SOURCE,  # a document's tables are its one source's (`Metadata`)
+        source=source,  # the source whose view `md` is (`build_source`)
         enum_values=enum_values(db) if entry.is_enum else None,
         foreign_keys=tuple(
             (fk.columns[0], QualifiedName(fk.ref_table, fk.ref_schema), fk.ref_columns[0])

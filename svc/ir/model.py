@@ -341,3 +341,6 @@ class Ir:
     # Each other served source's own IR, by name (`svc.ir.source_tables`: its tables are
     # in `tables` too, under source-qualified names).
     sources: dict[str, Ir] = field(default_factory=dict, compare=False, repr=False)
+    # Relationships from a table to a table of another source (`svc.ir.source_joins`:
+    # `svc.metadata.remote_schemas.SourceJoin`s owned by the table's IR key).
+    source_joins: tuple[Any, ...] = ()

@@ -102,8 +102,8 @@ def source_relationship(
     """A remote relationship to a table of a source (`definition.to_source`) as a
     `Relationship` with `to_source` set, None for one to a remote schema or one that
     does not resolve (appended to `issues` as `remote_relationship`, the reference's
-    `Inconsistent object: in table …: in remote relationship …`). The target must be a
-    tracked table of this table's own source: svc serves one source (README "Not yet")."""
+    `Inconsistent object: in table …: in remote relationship …`). One to another source
+    is `svc.ir.source_joins`'s (None here)."""
     name = str(raw.get("name")) if isinstance(raw, dict) else ""
     try:
         d = source_definition(raw)
@@ -119,7 +119,7 @@ def source_relationship(
                 f"field with name {name!r} already exists in table {owner_name.quoted()}",
             )
         if d["source"] != owner.source:
-            raise SvcError(ErrorCode.NOT_EXISTS, f"source with name {d['source']!r} not found")
+            return None  # to another source: `svc.ir.source_joins`
         target = _tracked(d["table"], tables)
         for local, far in d["field_mapping"]:
             if db_column(db, local) is None:

@@ -26,12 +26,13 @@ import msgspec
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Inconsistency, Ir, Table
+from svc.ir.source_joins import source_joins
 from svc.ir.sources import SourceIssue
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
 from svc.metadata.qualified import in_source
 from svc.metadata.sources import served_sources, source_view
 
-Build = Callable[[Metadata, DbCatalog, "Ir | None"], Ir]
+Build = Callable[[Metadata, DbCatalog, "Ir | None", str], Ir]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -49,8 +50,21 @@ def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, 
     own = root_affixes(md.default_source)
     if own is not None:
         ir = dataclasses.replace(ir, tables={k: _affixed(t, own) for k, t in ir.tables.items()})
-    if not served:
+    if served:
+        ir = _joined(ir, md, catalog, previous, build, served)
+    if not any(e.remote_relationships for e in md.tables) and not served:
         return ir
+    joins, problems = source_joins(md, ir.tables)
+    if not joins and not problems:
+        return ir
+    issues = (*ir.inconsistencies, *problems)
+    return dataclasses.replace(ir, source_joins=joins, inconsistencies=issues)
+
+
+def _joined(
+    ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, build: Build, served: Any
+) -> Ir:
+    """`ir` with the tables and functions of every other served source (the module)."""
     tables, functions = dict(ir.tables), dict(ir.functions)
     issues = list(ir.inconsistencies)
     seen = {i.key for i in issues}
@@ -114,7 +128,7 @@ def _build_one(
     except SvcError as exc:
         return _issue(md, name, exc.message)
     before = previous.sources.get(name) if previous is not None else None
-    return build(view, found, before)
+    return build(view, found, before, name)
 
 
 def _issue(md: Metadata, name: str, why: str) -> ServedSourceIssue:

@@ -57,8 +57,9 @@ def source_view(md: Metadata, name: str, path: str = "$.args") -> Metadata:
     """`md` as an operation on source `name` sees it: that source's tables and functions
     in the places of `default`'s (typed and checked as `default`'s are:
     `metadata_from_obj`, errors at `path`), with the document's inherited roles and
-    remote schemas (which every source's permissions and relationships may name) and
-    nothing else. `md` itself for `default`. Raises `SvcError` for a table entry that does
+    remote schemas (which every source's permissions and relationships may name), its
+    name and customization as `default_source` (`view_source`), and nothing else. `md`
+    itself for `default`. Raises `SvcError` for a table entry that does
     not read, and `not-exists` for a source `md` does not serve."""
     if name == DEFAULT_SOURCE:
         return md
@@ -70,16 +71,27 @@ def source_view(md: Metadata, name: str, path: str = "$.args") -> Metadata:
         ),
         path,
         md,
+        {"name": name, **{k: raw[k] for k in ("customization",) if k in raw}},
     )
 
 
-def _typed(tables: bytes, path: str, md: Metadata) -> Metadata:
+def view_source(md: Metadata) -> str:
+    """The source `md` is the view of (`source_view`): `default` for a whole document."""
+    own = md.default_source
+    name = own.get("name") if isinstance(own, dict) else None
+    return name if isinstance(name, str) and not md.other_sources else DEFAULT_SOURCE
+
+
+def _typed(tables: bytes, path: str, md: Metadata, own: JSON) -> Metadata:
     from svc.metadata.model import metadata_from_obj  # the reader of `default`'s too
 
     obj = msgspec.json.decode(tables)
     view = metadata_from_obj({"version": 2, **obj}, path)
     return msgspec.structs.replace(
-        view, inherited_roles=md.inherited_roles, remote_schemas=md.remote_schemas
+        view,
+        inherited_roles=md.inherited_roles,
+        remote_schemas=md.remote_schemas,
+        default_source=own,  # its name: what its tables are stamped with (`build_ir`)
     )
 
 

@@ -58,6 +58,9 @@ class PlanInput:
     role: str
     remotes: tuple[RemoteSchema, ...] = ()
     pattern_limit: int = 0  # the longest regular expression operand (0: any)
+    # Whether tables have relationships to other sources (`Ir.source_joins`): joined
+    # after their step like remote relationships.
+    source_joins: bool = False
 
 
 def plan_operation(given: PlanInput) -> OperationPlan:
@@ -67,7 +70,7 @@ def plan_operation(given: PlanInput) -> OperationPlan:
     op = given.operation
     root = root_type(given.schema, op)
     outside = selects_outside(given.schema, root, op, given.fragments, given.variables)
-    if given.remotes:
+    if given.remotes or given.source_joins:
         _, _, rels = remote_relationships(given.schema, given.fragments, op)
         outside = outside or bool(rels)
     if outside:
@@ -133,7 +136,7 @@ def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
             selection_set=SelectionSetNode(selections=tuple(local)),
         )
         fragments = given.fragments
-        if given.remotes:
+        if given.remotes or given.source_joins:
             only, fragments, rels = remote_relationships(given.schema, fragments, only)
             joins += remote_joins(rels, given.remotes, 0)
         planned = _database(given, only, fragments)
@@ -162,7 +165,7 @@ def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
             joins += action_joins(
                 given.schema, given.fragments, given.variables, field, nodes, len(steps) - 1
             )
-            if given.remotes:  # remote relationships of rows its relationships read
+            if given.remotes or given.source_joins:  # relationships of rows it reads
                 *_, found = strip_holes(given.schema, given.fragments, [(field, nodes)])
                 joins += remote_joins(found, given.remotes, len(steps) - 1)
     kind_name = "mutation" if op.operation == OperationType.MUTATION else op.operation.value

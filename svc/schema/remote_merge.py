@@ -376,6 +376,25 @@ def _partial(t: Any, fixed: Any, suffix: str) -> Any:
     return GraphQLInputObjectType(t.name + suffix, fields) if fields else None
 
 
+def add_source_joins(schema: GraphQLSchema, joins: tuple[SourceJoin, ...]) -> None:
+    """Add each relationship from a table to a table of another source
+    (`svc.ir.source_joins`) as a field of the owner's type in `schema` (a role's), as
+    `_add_source_join` adds a remote type's: left out when the role does not see the
+    owner, a join column, the target's `select` field or a mapped column in its filter."""
+    if not joins:
+        return
+    tables = _table_types(schema)
+    roots = _select_roots(schema)
+    for rel in joins:
+        found = tables.get(rel.table)
+        if found is None:
+            continue
+        obj, table = found
+        names = join_field_names(table, rel.svc_fields)
+        if all(n in obj.fields for n in names):
+            _add_source_join(obj, rel, names, roots.get(rel.target) or {})
+
+
 def _select_roots(schema: GraphQLSchema) -> dict[Any, dict[FieldKind, tuple[str, GraphQLField]]]:
     """Each table's `select` and `select_aggregate` root fields in `schema` (name, field)."""
     out: dict[Any, dict[FieldKind, tuple[str, GraphQLField]]] = {}
