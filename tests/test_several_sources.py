@@ -216,18 +216,6 @@ def test_refusals(srv: ServerProcess) -> None:
             'Source with name "default" already exists',
         ),
         ("pg_drop_source", {"name": "default"}, "not-supported", None),
-        (
-            "pg_create_event_trigger",
-            {
-                "source": "one",
-                "name": "t",
-                "table": "book",
-                "insert": {"columns": "*"},
-                "webhook": "http://x",
-            },
-            "not-supported",
-            None,
-        ),
         # A second `author` type: the reference's fix is a custom name.
         (
             "pg_track_table",
@@ -535,3 +523,54 @@ def test_a_relationship_to_a_table_of_another_source(srv: ServerProcess) -> None
             {"table": "author", "name": "bad", "definition": definition},
         )
         assert r.status_code == 400 and message in r.json()["error"], r.text
+
+
+def test_event_triggers_on_another_source(srv: ServerProcess, urls: tuple[str, str, str]) -> None:
+    """A trigger on a table of source `one` captures into that database's event log and
+    is delivered by that source's event worker; each event once; dropping the source
+    drops its capture triggers and event tables (the reference's `postDropSourceHook`)."""
+    from tests.webhook_recorder import WebhookRecorder
+
+    with WebhookRecorder() as hook:
+        ok(
+            srv,
+            "pg_create_event_trigger",
+            {
+                "source": "one",
+                "name": "book_added",
+                "table": "book",
+                "insert": {"columns": "*"},
+                "webhook": hook.url("/book"),
+            },
+        )
+        srv.graphql(
+            'mutation { insert_book(objects: [{id: 40, author_id: 1, title: "e1"},'
+            ' {id: 41, author_id: 2, title: "e2"}]) { affected_rows } }'
+        )
+        got = [hook.pop(within=20), hook.pop(within=20)]
+        bodies = sorted((h.json["event"]["data"]["new"]["id"], h.json) for h in got)
+        assert [i for i, _ in bodies] == [40, 41]
+        first = bodies[0][1]
+        assert first["table"] == {"schema": "public", "name": "book"}
+        assert first["trigger"] == {"name": "book_added"}
+        assert first["event"]["op"] == "INSERT"
+        # The event log is that source's: its database has the events, delivered.
+        rows = sql_rows(urls[1], "SELECT count(*) FROM hdb_catalog.event_log WHERE delivered")
+        assert rows == [(2,)]
+        hook_count = hook.count()
+        ok(srv, "pg_drop_source", {"name": "one", "cascade": True})
+        left = sql_rows(urls[1], "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'notify_svc%'")
+        assert left == [(0,)], left
+        assert sql_rows(urls[1], "SELECT to_regclass('hdb_catalog.event_log') IS NULL") == [(True,)]
+        assert hook.count() == hook_count == 0
+
+
+def sql_rows(url: str, text: str) -> list[tuple[Any, ...]]:
+    async def go() -> list[tuple[Any, ...]]:
+        conn = await asyncpg.connect(url)
+        try:
+            return [tuple(r) for r in await conn.fetch(text)]
+        finally:
+            await conn.close()
+
+    return asyncio.run(go())

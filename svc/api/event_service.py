@@ -13,7 +13,11 @@ from typing import Any
 
 from svc.api.state import State
 from svc.config import Config
+from svc.errors import SvcError
 from svc.metadata.event_triggers import all_triggers
+from svc.metadata.model import DEFAULT_SOURCE
+from svc.metadata.qualified import in_source
+from svc.metadata.sources import source_view
 from svc.workers.events import EventOptions, TriggerInfo
 
 
@@ -33,9 +37,17 @@ class TriggerLookup:
     made through another worker holds at once), with the columns to stringify when
     `stringify` (`--stringify-numeric-types`); computed once per state."""
 
-    def __init__(self, current: Callable[[], Awaitable[State]], stringify: bool) -> None:
+    def __init__(
+        self,
+        current: Callable[[], Awaitable[State]],
+        stringify: bool,
+        source: str = DEFAULT_SOURCE,
+    ) -> None:
+        """`source`: the source whose triggers it looks up (each source's event log is
+        in its own database, delivered by a worker of its own)."""
         self.current = current
         self.stringify = stringify
+        self.source = source
         self._cache: tuple[Any, dict[str, TriggerInfo]] = (None, {})
 
     async def __call__(self, name: str) -> TriggerInfo | None:
@@ -47,8 +59,12 @@ class TriggerLookup:
 
     def _infos(self, state: State) -> dict[str, TriggerInfo]:
         out: dict[str, TriggerInfo] = {}
-        for table, trigger in all_triggers(state.metadata):
-            ir_table = state.ir.tables.get(table)
+        try:
+            md = source_view(state.metadata, self.source)
+        except SvcError:
+            return out  # the source is gone: its events wait (postponed) or go with it
+        for table, trigger in all_triggers(md):
+            ir_table = state.ir.tables.get(in_source(table, self.source))
             names: frozenset[str] = frozenset()
             if self.stringify and ir_table is not None:
                 names = frozenset(c.name for c in ir_table.columns if c.stringifiable)

@@ -54,6 +54,7 @@ from svc.metadata.event_triggers import (
 )
 from svc.metadata.model import Metadata
 from svc.metadata.qualified import QualifiedName
+from svc.metadata.sources import served_sources, source_view
 from svc.outbound.transform import check_transforms
 from svc.session_vars import role_session
 from svc.sql.event_capture import (
@@ -131,7 +132,8 @@ async def sync(
     statements = [drop_sql(name) for name in sorted(have_names - set(want))]
     statements += [sql for name, sql in want.items() if have.get(name) != sql]
     if want and not await conn.fetchval(EVENT_LOG_EXISTS_SQL):
-        statements.insert(0, EVENT_LOG_DDL)
+        # another source's database has no catalog of svc's until it has triggers
+        statements.insert(0, "CREATE SCHEMA IF NOT EXISTS hdb_catalog;\n" + EVENT_LOG_DDL)
     if drop_log and not want:
         statements.append(DROP_EVENT_LOG_SQL)
     if statements:
@@ -189,7 +191,49 @@ async def _sync_step(
         await sync(ctx.conn, old, new, force=force, drop_log=clear)
     elif clear:
         await ctx.conn.execute(DROP_EVENT_LOG_SQL)
+    if changed or force:
+        await _sync_sources(ctx, before, force=force, clear=clear)
     return result
+
+
+async def _sync_sources(ctx: Any, before: Before, *, force: bool, clear: bool) -> None:
+    """`sync` for every other source (`svc.metadata.sources`) on its own database, in its
+    own transaction (committed before the metadata's: two databases): a source that left
+    the document has its capture triggers and event tables dropped (as the reference's
+    `postDropSourceHook` drops them) and its connections closed."""
+    peers = ctx.db.peers
+    if peers is None:
+        return
+    names = {*served_sources(before.metadata), *served_sources(ctx.metadata)}
+    for name in sorted(names):
+        old, new = _view(before.metadata, name), _view(ctx.metadata, name)
+        catalog = ctx.catalog.sources.get(name) or before.catalog.sources.get(name)
+        db = peers.databases.get(name)
+        if db is None or catalog is None:
+            continue
+        triggers = any(v is not None and _has_triggers(v) for v in (old, new))
+        if triggers or force:
+            old_catalog = before.catalog.sources.get(name) or catalog
+            async with db.transaction() as conn:
+                await sync(
+                    conn,
+                    (old or Metadata(), old_catalog),
+                    (new or Metadata(), catalog),
+                    force=force,
+                    drop_log=clear or new is None,
+                )
+        if new is None:
+            peers.retire(name)
+
+
+def _view(md: Metadata, name: str) -> Metadata | None:
+    """Source `name`'s view of `md` (None when `md` does not serve it or it is unreadable)."""
+    if name not in served_sources(md):
+        return None
+    try:
+        return source_view(md, name)
+    except SvcError:
+        return None
 
 
 # `Check.SYNC_TRIGGERS`, `RESYNC_TRIGGERS` (`reload_metadata`: what exists is read from the

@@ -11,8 +11,10 @@ metadata's: a failure later (the metadata write) leaves a `run_sql` on that sour
 committed, as in the reference, where a source's SQL and the metadata are two
 transactions too.
 
-Event triggers, which need svc's event log in the source's database, stay `default`'s:
-an event-trigger operation naming another source is refused (400 `not-supported`).
+Event triggers work the same way: an event-trigger operation runs on the source's
+connection (`invoke_event_trigger` writes that database's event log), and the capture
+triggers of every source are kept in step with the document by the operation's sync
+check (`svc.api.event_triggers`, each source's in its own database).
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ from svc.metadata.sources import require_source, source_view, with_source
 
 # Operations that read `source` themselves (`svc.api.source_ops`).
 _OWN_SOURCE_ARG = frozenset({"pg_get_source_tables"})
-# Operations whose `source` names where the event log is: `default`'s only (above).
-_DEFAULT_ONLY_WORDS = ("event",)
 
 
 def source_arg(body: QueryBody) -> str:
@@ -51,13 +51,6 @@ async def run_handler(name: str, handler: Handler, ctx: Context, body: QueryBody
     if source == DEFAULT_SOURCE or name in _OWN_SOURCE_ARG:
         return await handler(ctx, body)
     require_source(ctx.metadata, source)
-    if any(word in name for word in _DEFAULT_ONLY_WORDS):
-        raise SvcError(
-            ErrorCode.NOT_SUPPORTED,
-            f'{name} is not supported on source "{source}": event triggers are served on '
-            f'the source "{DEFAULT_SOURCE}" only',
-            path="$.args.source",
-        )
     inner_ir = ctx.ir.sources.get(source)
     catalog = ctx.catalog.sources.get(source)
     peers = ctx.db.peers

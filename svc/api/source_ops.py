@@ -132,19 +132,19 @@ async def update_source(ctx: Context, body: QueryBody) -> Any:
 
 async def drop_source(ctx: Context, body: QueryBody) -> Any:
     """`pg_drop_source {name, cascade?}`: the source and everything tracked in it leave
-    the document (the reference drops them whatever `cascade` says: only objects outside
-    the source could depend on it, and svc has none that can); 400 `not-exists` for an
-    unknown source. Its connections close once their statements end."""
+    the document; objects of other sources that depend on it (relationships to its
+    tables) refuse it with 400 `dependency-error`, or are dropped with `cascade`; 400
+    `not-exists` for an unknown source. Its connections close once their statements
+    end."""
     args = _args(body)
     name = _name(args)
     require_source(ctx.metadata, name, "$.args")
     _own(name, "drop")
     md = replace_source(ctx.metadata, name, lambda _: None)
-    sources = {k: v for k, v in ctx.catalog.sources.items() if k != name}
-    ctx.catalog = msgspec.structs.replace(ctx.catalog, sources=sources)
-    ctx.commit(md, on_new="keep")
-    if ctx.db.peers is not None:
-        ctx.db.peers.retire(name)
+    # What other sources' objects named in it (relationships to it) is refused as the
+    # reference's `getRemoteDependencies` refuses it, or dropped with `cascade`. Its
+    # capture triggers and event tables go and its connections close (the sync check).
+    ctx.commit(md, on_new="cascade" if args.get("cascade") is True else "dependency")
     ctx.schema_changed = True
     return SUCCESS
 

@@ -187,10 +187,13 @@ def _attempt_record(key: str, result: DeliveryResult) -> tuple[str | None, ...]:
     )
 
 
-def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> WorkerSpec:
-    """The worker spec delivering `event_log`; `await lookup(trigger name)` gives the
-    trigger's configuration in the latest metadata (None: unknown to this process now), so
-    a trigger paused a moment ago by another worker is not delivered."""
+def event_worker_spec(
+    db: Database, lookup: Lookup, options: EventOptions, name: str = "event-triggers"
+) -> WorkerSpec:
+    """The worker spec delivering the `event_log` of `db` (a source's database); `await
+    lookup(trigger name)` gives the trigger's configuration in the latest metadata (None:
+    unknown to this process now), so a trigger paused a moment ago by another worker is
+    not delivered; `name`: the worker's (one per source)."""
 
     async def record(attempts: Sequence[tuple[str | None, ...]]) -> None:
         columns = [list(column) for column in zip(*attempts, strict=True)]
@@ -219,13 +222,14 @@ def event_worker_spec(db: Database, lookup: Lookup, options: EventOptions) -> Wo
         await writer.write(_attempt_record(item.key, result))
 
     return WorkerSpec(
-        name="event-triggers",
+        name=name,
         queue=QUEUE,
         handle=handle,
         fetch_interval=options.fetch_interval,
         batch_size=options.batch_size,
         concurrency=options.concurrency,
         lock_timeout=options.lock_timeout,
+        db=db,
     )
 
 

@@ -51,7 +51,7 @@ class WorkerRuntime:
         if spec.name in self.workers:
             raise ValueError(f"a worker named {spec.name!r} is running already")
         worker: Running = (
-            Periodic(spec) if isinstance(spec, PeriodicSpec) else Worker(self.db, spec)
+            Periodic(spec) if isinstance(spec, PeriodicSpec) else Worker(spec.db or self.db, spec)
         )
         self.workers[spec.name] = worker
         worker.start()

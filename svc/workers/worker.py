@@ -48,6 +48,7 @@ class WorkerSpec:
     batch_size: int = 100
     concurrency: int = 10
     lock_timeout: float = 60.0
+    db: Database | None = None  # where its queue is (None: the runtime's database)
 
 
 def _log(worker: str, message: str) -> None:
