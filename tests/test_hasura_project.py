@@ -194,7 +194,8 @@ def test_compile_and_apply_report_the_same_unsupported_objects(
     reasons = sorted(
         line.split(": ", 2)[2] for line in capsys.readouterr().err.splitlines() if ": $" in line
     )
-    assert len(reasons) == 1 and "analytics" in reasons[0], reasons
+    # `analytics` is served (issue 28) but has no connection_info: inconsistent alike
+    assert len(reasons) == 1 and "connection_info is missing" in reasons[0], reasons
     server = ServerProcess(database, "--hasura-compat", env={"ACTION_BASE_URL": "http://x"})
     try:
         apply = ["metadata", "apply", "--endpoint", server.url, "--project", str(root)]

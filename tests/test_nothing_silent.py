@@ -517,12 +517,20 @@ def test_source_customization_is_refused_unless_it_is_the_default(srv: ServerPro
     }
     v3 = {
         "version": 3,
-        "sources": [{**source, "customization": {"naming_convention": "graphql-default"}}],
+        "sources": [{**source, "customization": {"type_names": {"prefix": "t_"}}}],
     }
     r = apply(srv, v3)
     assert r.status_code == 400, r.text
     assert r.json()["code"] == "not-supported"
-    assert r.json()["path"] == "$.args.metadata.sources[0].customization.naming_convention"
+    assert r.json()["path"] == "$.args.metadata.sources[0].customization.type_names"
+    # Without the `naming_convention` experimental feature the reference accepts a
+    # convention and serves `hasura-default` names (its
+    # naming_convention_without_feature_turned_on tests): so does svc.
+    named = {
+        "version": 3,
+        "sources": [{**source, "customization": {"naming_convention": "graphql-default"}}],
+    }
+    assert apply(srv, named).json() == {"is_consistent": True, "inconsistent_objects": []}
     default = {"naming_convention": "hasura-default", "root_fields": {}, "type_names": {}}
     plain = {"version": 3, "sources": [{**source, "customization": default}]}
     assert apply(srv, plain).json() == {"is_consistent": True, "inconsistent_objects": []}

@@ -28,7 +28,8 @@ from svc.catalog.diff import catalog_changes
 from svc.errors import ErrorCode, SvcError
 from svc.metadata import remote_schemas as rs
 from svc.metadata import remote_type_relationships as trr
-from svc.metadata.model import DEFAULT_SOURCE
+from svc.metadata.qualified import in_source
+from svc.metadata.sources import is_served
 
 SUCCESS = {"message": "success"}
 Handler = Callable[[Any, Any], Awaitable[Any]]
@@ -195,13 +196,13 @@ def _check_type_relationship(ctx: Any, raw: Any) -> None:
         if target is not None:
             _check_remote_field(target, d["remote_field"], lhs)
         return
-    if to_source["source"] != DEFAULT_SOURCE:
+    if not is_served(ctx.metadata, to_source["source"]):
         raise SvcError(
             ErrorCode.NOT_EXISTS,
             f"source with name {to_source['source']!r} not found",
             path="$.args.definition.to_source.source",
         )
-    table = ctx.ir.tables.get(to_source["table"])
+    table = ctx.ir.tables.get(in_source(to_source["table"], to_source["source"]))
     if table is None:
         raise SvcError(
             ErrorCode.NOT_EXISTS,

@@ -117,12 +117,13 @@ def build_source(
     tables = {name: build.table for name, build in builds.items()}
     issues.extend(metadata_checks(md, tables, functions))  # the document as a whole
     issues.extend(remote_relationship_issues(md, tables))
-    issues.extend(remote_type_relationship_issues(md, tables))
+    if source == DEFAULT_SOURCE:  # the whole document's (a view's are the same objects)
+        issues.extend(remote_type_relationship_issues(md, tables))
     issues.extend(event_trigger_issues(md, tables))
     issues.extend(kept_issues(md))  # what svc keeps but does not apply
     parents = inherited_parents(md)
     issues.extend(write_conflicts(tables, parents))
-    if remote_schema_permissions():  # the reference builds them only when enabled
+    if remote_schema_permissions() and source == DEFAULT_SOURCE:  # built when enabled
         remotes = ((e.name, remote_sdls(e)) for e in remote_schemas(md))
         issues.extend(remote_conflicts(remotes, parents))
     actions = build_actions(md, tables, catalog)

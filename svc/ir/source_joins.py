@@ -23,9 +23,15 @@ import msgspec
 
 from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Inconsistency, Table
+from svc.ir.unsupported_issues import type_relationship_issue
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
 from svc.metadata.qualified import in_source
-from svc.metadata.remote_schemas import SourceJoin, source_definition
+from svc.metadata.remote_schemas import (
+    RemoteType,
+    SourceJoin,
+    source_definition,
+    type_relationships,
+)
 from svc.metadata.sources import is_served, served_sources, source_view
 
 
@@ -44,7 +50,30 @@ def source_joins(
                     joins.append(found)
                 elif found is not None:
                     issues.append(_issue(source, entry.table, raw, found))
+    issues.extend(_type_issues(md, tables))
     return tuple(joins), issues
+
+
+def _type_issues(md: Metadata, tables: Mapping[QualifiedName, Table]) -> list[Inconsistency]:
+    """Remote schemas' type relationships to a table of another served source whose
+    table is not tracked there or lacks a mapped column (those to `default` and to
+    sources not served: `svc.ir.unsupported_issues`)."""
+    out: list[Inconsistency] = []
+    for rel in type_relationships(md):
+        if not isinstance(rel, SourceJoin) or rel.source == DEFAULT_SOURCE:
+            continue
+        if not is_served(md, rel.source) or not isinstance(rel.table, RemoteType):
+            continue
+        target = tables.get(rel.target)
+        problem = None
+        if target is None:
+            problem = f"table {rel.target.quoted()} is not tracked"
+        else:
+            missing = [c for _, c in rel.field_mapping if target.column(c) is None]
+            problem = f'no such column exists : "{missing[0]}"' if missing else None
+        if problem is not None:
+            out.append(type_relationship_issue(rel.table, rel.name, problem, ErrorCode.NOT_EXISTS))
+    return out
 
 
 def _views(md: Metadata) -> list[tuple[str, Metadata]]:

@@ -133,9 +133,7 @@ def _build_one(
 
 def _issue(md: Metadata, name: str, why: str) -> ServedSourceIssue:
     first = 1 if md.default_source is not None or md.tables or md.functions else 0
-    index = next(
-        (j for j, s in enumerate(md.other_sources) if s.get("name") == name), 0
-    )
+    index = next((j for j, s in enumerate(md.other_sources) if s.get("name") == name), 0)
     return ServedSourceIssue(
         "source",
         name,

@@ -44,6 +44,7 @@ from svc.metadata.remote_schemas import (
     relationship_definition,
     type_relationships,
 )
+from svc.metadata.sources import is_served
 from svc.metadata.unsupported import OBJECT_KEYS_NOT_APPLIED
 
 NOT_SUPPORTED = ErrorCode.NOT_SUPPORTED
@@ -203,6 +204,8 @@ def remote_type_relationship_issues(
         problem: str | None = None
         if isinstance(rel, SourceJoin):
             target = tables.get(rel.target)
+            if rel.source != DEFAULT_SOURCE and is_served(md, rel.source):
+                continue  # checked against every source's tables (`svc.ir.source_joins`)
             if rel.source != DEFAULT_SOURCE:
                 problem = f"source with name {rel.source!r} not found"
             elif target is None:

@@ -16,6 +16,7 @@ import msgspec
 
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.model import Metadata, QualifiedName, TableEntry, qualify
+from svc.metadata.qualified import in_source
 from svc.outbound import HeaderConf, check_header
 
 JSON = Any
@@ -493,7 +494,8 @@ def _type_relationship(owner: RemoteType, raw: Any) -> RemoteRelationship | Sour
                 name=raw["name"],
                 table=owner,
                 source=to_source["source"],
-                target=to_source["table"],
+                # as the IR keys it in its source (`svc.ir.source_tables`)
+                target=in_source(to_source["table"], to_source["source"]),
                 kind=to_source["relationship_type"],
                 field_mapping=to_source["field_mapping"],
             )
