@@ -295,6 +295,10 @@ class Config:
     # Postgres compiles each one per statement (100,000 characters held a connection
     # for seconds).
     max_pattern_length: int = 1000
+    # The answer bounds of a role other than admin (0: none; `svc.api.answer_limits`):
+    # rows estimated before a query runs, bytes of what Postgres answered.
+    max_answer_rows: int = 100_000
+    max_response_bytes: int = 64 * 1024 * 1024
     # Read-path connections requests without credentials may use at once (the
     # unauthorized role's share; 0: no own share, -1: half of `pool_size`).
     anonymous_connections: int = -1
@@ -380,6 +384,8 @@ class Config:
             "default_node_limit": int(e.get("SVC_GRAPHQL_DEFAULT_NODE_LIMIT") or 500),
             "max_list_items": int(e.get("SVC_GRAPHQL_MAX_LIST_ITEMS") or 100_000),
             "max_pattern_length": int(e.get("SVC_GRAPHQL_MAX_PATTERN_LENGTH") or 1000),
+            "max_answer_rows": int(e.get("SVC_GRAPHQL_MAX_ANSWER_ROWS") or 100_000),
+            "max_response_bytes": int(e.get("SVC_GRAPHQL_MAX_RESPONSE_BYTES") or 64 * 1024 * 1024),
             "anonymous_connections": int(e.get("SVC_GRAPHQL_ANONYMOUS_CONNECTIONS") or -1),
             "rate_limit_file": e.get("SVC_GRAPHQL_RATE_LIMIT_FILE", ""),
             "metadata_poll_seconds": float(e.get("SVC_GRAPHQL_METADATA_POLL_SECONDS") or 0.5),

@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     ALREADY_TRACKED = "already-tracked"
     ALREADY_UNTRACKED = "already-untracked"
     BAD_REQUEST = "bad-request"
+    ANSWER_LIMIT_EXCEEDED = "answer-limit-exceeded"  # svc/api/answer_limits.py
     BATCH_LIMIT_EXCEEDED = "batch-limit-exceeded"
     COERCION_ERROR = "coercion-error"  # a remote preset's session value its type refuses
     CONFLICT = "conflict"

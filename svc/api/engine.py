@@ -84,6 +84,8 @@ class Engine:
                 config.default_node_limit,
                 config.max_list_items,
                 config.max_pattern_length,
+                config.max_answer_rows,
+                config.max_response_bytes,
             ),
             rate_file=config.rate_limit_file or None,
             sources=sources,

@@ -38,6 +38,7 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.actions.run import uses_actions
 from svc.api.allowlist import check_allowed
+from svc.api.answer_limits import check_bytes, check_rows
 from svc.api.input_validation import validate_mutation
 from svc.api.limits import (
     UNMEASURED,
@@ -66,6 +67,7 @@ from svc.errors import ErrorCode, SvcError, TransportError, validation_failed
 from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
 from svc.execute.replicas import ON_PRIMARY
+from svc.execute.table_stats import StatsCache
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.metadata.remote_schemas import remote_schemas
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
@@ -173,16 +175,24 @@ class Seen:
     keys: tuple[bytes, ...]
     limits: RoleLimits  # the role's limits under the same `State` (rate and time)
     db: Database
+    max_bytes: int = 0  # the answer's byte bound (`svc.api.answer_limits`; 0: none)
 
     @classmethod
-    def of(cls, compiled: Compiled, variables: dict[str, Any], limits: RoleLimits) -> Seen:
-        """The entry for a compiled query run with `variables` by a role with `limits`."""
+    def of(
+        cls,
+        compiled: Compiled,
+        variables: dict[str, Any],
+        limits: RoleLimits,
+        max_bytes: int = 0,
+    ) -> Seen:
+        """The entry for a compiled query run with `variables` by a role with `limits`
+        (`max_bytes`: its answers' bound)."""
         params = compiled.statement.params
         by_session = any(isinstance(p.source, SessionRef | SessionJson) for p in params)
         args = None if by_session else resolve(params, variables, {})
         keys = tuple(_key(alias) for alias in compiled.aliases)
         kept = variables if by_session else {}  # only to resolve session parameters with
-        return cls(compiled.statement.sql, params, kept, args, keys, limits, compiled.db)
+        return cls(compiled.statement.sql, params, kept, args, keys, limits, compiled.db, max_bytes)
 
     def footprint(self, body: bytes) -> int:
         """Estimated bytes of this entry under the request bytes `body` (`PlanCache`): the
@@ -356,6 +366,8 @@ class GraphQLService:
         self.stringify = stringify
         self.allowlist = allowlist  # `--enable-allowlist`: non-admin queries must be listed
         self.defaults = defaults or Defaults()  # server-wide limits (svc.api.limits)
+        # Each database's size statistics for the answer estimate (`check_answer`).
+        self._stats: dict[int, tuple[Database, StatsCache]] = {}
         self.rate = RateCounter(rate_file)  # shared by the workers when `rate_file` is set
         self._limits_of: State | None = None
         self._limits: dict[str, RoleLimits] = {}
@@ -442,6 +454,24 @@ class GraphQLService:
                 raise
             return _errors_body(exc, role)
 
+    def answer_bytes(self, role: str) -> int:
+        """The byte bound of `role`'s answers (0: none; admin has none)."""
+        return 0 if is_admin(role) else self.defaults.answer_bytes
+
+    async def check_answer(
+        self, db: Database, plan: QueryPlan, variables: dict[str, Any], role: str
+    ) -> int:
+        """Refuse a query of a role other than admin whose estimated answer is over
+        `answer_rows` (`svc.api.answer_limits.check_rows`, with the statistics of `db`,
+        its source's database); the byte bound its answer must then keep."""
+        if is_admin(role):
+            return 0
+        if self.defaults.answer_rows > 0:
+            cache = self._stats.setdefault(id(db), (db, StatsCache()))[1]
+            stats = await cache.current(db)
+            check_rows(plan, stats, variables, self.defaults.answer_rows, role)
+        return self.defaults.answer_bytes
+
     async def answer_again(
         self,
         state: State,
@@ -466,6 +496,7 @@ class GraphQLService:
                 args = resolve(seen.params, seen.variables, session)
             timeout = seen.limits.timeout
             texts = await seen.db.query_json(seen.sql, args, len(seen.keys), timeout)
+            check_bytes(sum(map(len, texts)), seen.max_bytes, role)
         except SvcError as exc:
             return _errors_body(exc, role)
         return _data_body(seen.keys, texts)
@@ -544,12 +575,14 @@ class GraphQLService:
         _, compiled, variables = self._compile(state, role, req, prepared)
         values: dict[str, bytes] = {}
         if compiled.aliases:
+            bound = await self.check_answer(compiled.db, compiled.plan, variables, role)
             args = resolve(compiled.statement.params, variables, session)
             sql, columns = compiled.statement.sql, len(compiled.aliases)
             texts = await compiled.db.query_json(sql, args, columns, limits.timeout)
+            check_bytes(sum(map(len, texts)), bound, role)
             values = dict(zip(compiled.aliases, texts, strict=True))
         if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
-            seen = Seen.of(compiled, variables, limits)
+            seen = Seen.of(compiled, variables, limits, self.answer_bytes(role))
             state.remember((_SEEN, role, body), seen, seen.footprint(body))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
 

@@ -158,12 +158,15 @@ class Defaults:
     (the statement timeout default is the database layer's `--statement-timeout`);
     `list_items`, the most list items a request's variables may hold; `pattern_length`,
     the longest regular expression (`_regex`, `_similar`, …) a role other than admin may
-    send (0: none)."""
+    send; `answer_rows` and `answer_bytes`, the answer bounds of a role other than admin
+    (`svc.api.answer_limits`) (0: none)."""
 
     depth: int = 0
     nodes: int = 0
     list_items: int = 0
     pattern_length: int = 0
+    answer_rows: int = 0  # estimated rows a query of a role other than admin may answer
+    answer_bytes: int = 0  # bytes such an answer may have (`svc.api.answer_limits`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.actions.output import Projector
 from svc.api.actions.run import action_root, fill
+from svc.api.answer_limits import check_bytes
 from svc.api.input_validation import validate_mutation
 from svc.api.mutation import execute_mutation
 from svc.api.remote_exec import NOT_SUPPORTED, call_remote
@@ -189,9 +190,11 @@ async def _database(run: Run, step: DatabaseStep) -> dict[str, Any]:
         statement, aliases = render_query(plan)
         values: dict[str, bytes] = {}
         if aliases:
+            bound = await service.check_answer(db, plan, run.variables, run.role)
             args = resolve(statement.params, run.variables, run.session)
             columns = len(aliases)
             texts = await db.query_json(statement.sql, args, columns, run.timeout)
+            check_bytes(sum(map(len, texts)), bound, run.role)
             values = dict(zip(aliases, texts, strict=True))
         body = service._assemble(run.state, run.role, run.prepared, plan, values, run.variables)
     else:
