@@ -664,3 +664,45 @@ def test_a_naming_convention_is_refused_with_the_feature_on(
         metadata_from_obj(doc)
     assert caught.value.code == "not-supported"
     assert caught.value.path == "$.args.sources[0].customization.naming_convention"
+
+
+def test_read_replicas_of_another_source(srv: ServerProcess) -> None:
+    """A source's own `read_replicas` (a stand-in: the third database, holding `author`
+    with other rows): its queries read the replica, its mutations the primary."""
+    replica = {"database_url": {"from_env": "SOURCE_TWO"}}
+    info = {"database_url": {"from_env": "SOURCE_ONE"}, "read_replicas": [replica]}
+    ok(srv, "pg_add_source", {"name": "rep", "configuration": {"connection_info": info}})
+    ok(
+        srv,
+        "pg_track_table",
+        {"source": "rep", "table": "author", "configuration": {"custom_name": "rep_author"}},
+    )
+    for _ in range(10):  # every worker
+        answer = srv.graphql("{ rep_author_by_pk(id: 1) { name } }")
+        assert answer == {"data": {"rep_author_by_pk": {"name": "two"}}}
+    written = srv.graphql('mutation { insert_rep_author_one(object: {id: 9, name: "w"}) { name } }')
+    assert written == {"data": {"insert_rep_author_one": {"name": "w"}}}
+    assert srv.graphql("{ rep_author_by_pk(id: 9) { name } }") == {
+        "data": {"rep_author_by_pk": None}  # not replicated: a stand-in
+    }
+    bad = {**info, "read_replicas": [{"database_url": {"from_env": "NOT_SET_HERE"}}]}
+    r = call(srv, "pg_update_source", {"name": "rep", "configuration": {"connection_info": bad}})
+    assert (r.status_code, r.json()["code"]) == (400, "invalid-configuration"), r.text
+    ok(srv, "pg_drop_source", {"name": "rep"})
+
+
+def test_a_function_of_another_source(srv: ServerProcess) -> None:
+    """`pg_track_function` with `source`: the function's root field runs on its source."""
+    info = {"database_url": {"from_env": "SOURCE_ONE"}}
+    ok(srv, "pg_add_source", {"name": "fns", "configuration": {"connection_info": info}})
+    body = (
+        "CREATE FUNCTION titled(prefix text) RETURNS SETOF book LANGUAGE sql STABLE AS "
+        "$$ SELECT * FROM book WHERE title LIKE prefix || '%' ORDER BY id $$"
+    )
+    ok(srv, "run_sql", {"source": "fns", "sql": body})
+    ok(srv, "pg_track_table", {"source": "fns", "table": "book"})
+    ok(srv, "pg_track_function", {"source": "fns", "function": "titled"})
+    answer = srv.graphql('{ titled(args: {prefix: "b1"}) { id title } }')
+    assert answer == {"data": {"titled": [{"id": 10, "title": "b10"}, {"id": 11, "title": "b11"}]}}
+    ok(srv, "pg_drop_source", {"name": "fns"})
+    assert "errors" in srv.graphql('{ titled(args: {prefix: "b"}) { id } }')

@@ -45,6 +45,7 @@ from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
 from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
 from svc.metadata.read_replicas import replica_confs
+from svc.metadata.sources import served_sources
 from svc.outbound import close_shared
 from svc.session_vars import ADMIN_ROLE, is_admin, process_names
 from svc.sql.render import render_root
@@ -288,12 +289,17 @@ class Engine:
         self._check_roles_soon(state)
 
     def _use_replicas(self, state: State) -> None:
-        """Route queries to the read replicas of the `default` source's configuration
+        """Route queries to the read replicas of each source's configuration
         (`svc.execute.replicas`); one that cannot be used is an inconsistency
-        (`svc.ir.sources.replica_issues`)."""
+        (`svc.ir.sources.replica_issues` for `default`; another source is then
+        inconsistent as a whole: `svc.metadata.sources.source_connection`)."""
         source = state.metadata.default_source
         configuration = source.get("configuration") if isinstance(source, dict) else None
         self.db.use_replicas(replica_confs(configuration, self.config.pool_size))
+        for name, raw in served_sources(state.metadata).items():  # each other source's own
+            db = self.sources.databases.get(name)
+            if db is not None:
+                db.use_replicas(replica_confs(raw.get("configuration"), self.config.pool_size))
 
     def _check_roles_soon(self, state: State) -> None:
         """Build every role's schema of `state` in the background, one role at a time in a

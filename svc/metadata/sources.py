@@ -21,7 +21,7 @@ import msgspec
 
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.model import DEFAULT_SOURCE, JSON, SERVED_KIND, Metadata, plain
-from svc.metadata.read_replicas import connection_url
+from svc.metadata.read_replicas import connection_url, replica_problems
 
 
 def served_sources(md: Metadata) -> dict[str, JSON]:
@@ -190,6 +190,8 @@ def source_connection(raw: JSON, default_size: int) -> SourceConnection:
         return SourceConnection(None, f"unknown isolation_level {level!r}", size)
     if not isinstance(idle, int | float) or isinstance(idle, bool) or idle < 0:
         return SourceConnection(None, "pool_settings.idle_timeout must be seconds", size)
+    for index, reason in replica_problems(configuration):
+        return SourceConnection(None, f"read replica {index} cannot be used: {reason}", size)
     if isinstance(url, str):
         settings = (("default_transaction_isolation", ISOLATION_LEVELS[level]),)
         return SourceConnection(url, None, size, settings, float(idle))
