@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import yaml
 
+from svc.cli.progress import Steps
 from svc.metadata.directory import (
     ALL_FILES,
     FILES,
@@ -304,13 +305,20 @@ def apply(client: Client, path: Path) -> int:
     while the rest serves, and the command warns and exits 0; a config v2 directory is
     sent plain, so the server refuses it when it would be inconsistent (exit 1). Exit 1
     too when inconsistencies remain after a config v2 apply."""
-    loaded = load_directory(path)
-    if loaded.v3 is not None:
-        args = {"metadata": plain(loaded.v3.document), "allow_inconsistent_metadata": True}
-        client.query("replace_metadata", args)
-    else:
-        client.query("replace_metadata", metadata_to_obj(loaded.md))
-    report = client.query("get_inconsistent_metadata", {})
+    with Steps("svc metadata apply", 3) as shown:  # a bar on a terminal
+        with shown.step("read the directory"):
+            loaded = load_directory(path)
+        with shown.step("replace_metadata"):
+            if loaded.v3 is not None:
+                args = {
+                    "metadata": plain(loaded.v3.document),
+                    "allow_inconsistent_metadata": True,
+                }
+                client.query("replace_metadata", args)
+            else:
+                client.query("replace_metadata", metadata_to_obj(loaded.md))
+        with shown.step("get_inconsistent_metadata"):
+            report = client.query("get_inconsistent_metadata", {})
     issues = report.get("inconsistent_objects", []) if isinstance(report, dict) else []
     for issue in issues:
         print(f"inconsistent {issue.get('type')}: {issue.get('reason')}", file=sys.stderr)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from svc.catalog.migrations import DEFAULT_DATABASE
+from svc.cli.progress import Steps
 from svc.config import env_value
 
 #: The CLI's file pattern for config v2 and v3 (`source.Regexv2`): version, name, direction.
@@ -561,15 +562,17 @@ async def apply(db: Any, layout: Layout, source: Source, args: argparse.Namespac
     if args.dry_run:
         sys.stdout.write(dry_run_text(steps.steps))
         return 0
-    for step in steps.steps:
-        await _run_step(db, layout, step)
-        done = "applied" if step.direction == "up" else "rolled back"
-        if step.path is None:
-            done = f"recorded as {done} (not run)"
-        print(
-            f"svc migrate apply: {done}: {step.version}_{step.name} ({step.direction})",
-            file=sys.stderr,
-        )
+    with Steps("svc migrate apply", len(steps.steps)) as shown:  # a bar on a terminal
+        for step in steps.steps:
+            with shown.step(f"{step.version}_{step.name} ({step.direction})"):
+                await _run_step(db, layout, step)
+            done = "applied" if step.direction == "up" else "rolled back"
+            if step.path is None:
+                done = f"recorded as {done} (not run)"
+            print(
+                f"svc migrate apply: {done}: {step.version}_{step.name} ({step.direction})",
+                file=sys.stderr,
+            )
     if steps.short:
         raise MigrateError(f"limit {steps.short} short")
     print(f"svc migrate apply: migrations applied on database {layout.database}", file=sys.stderr)
