@@ -706,3 +706,53 @@ def test_a_function_of_another_source(srv: ServerProcess) -> None:
     assert answer == {"data": {"titled": [{"id": 10, "title": "b10"}, {"id": 11, "title": "b11"}]}}
     ok(srv, "pg_drop_source", {"name": "fns"})
     assert "errors" in srv.graphql('{ titled(args: {prefix: "b"}) { id } }')
+
+
+def test_customized_root_field_and_type_names(srv: ServerProcess) -> None:
+    """A source's `customization.root_fields` and `type_names` prefixes and suffixes, as the
+    reference's `pg_source_customization` and `pg_source_prefix_query` tests answer them:
+    every root field (functions' and aggregates' too) and every type generated for its
+    tables and functions, `__typename` included; shared types (`order_by`,
+    `String_comparison_exp`) stay."""
+    info = {"database_url": {"from_env": "SOURCE_ONE"}}
+    custom = {
+        "root_fields": {"prefix": "fpref_", "suffix": "_fsuff"},
+        "type_names": {"prefix": "tpref_", "suffix": "_tsuff"},
+    }
+    ok(
+        srv,
+        "pg_add_source",
+        {"name": "cust", "configuration": {"connection_info": info}, "customization": custom},
+    )
+    ok(srv, "pg_track_table", {"source": "cust", "table": "book"})
+    ok(srv, "pg_track_function", {"source": "cust", "function": "titled"})
+    answer = srv.graphql(
+        "{ fpref_book_by_pk_fsuff(id: 10) { __typename title }"
+        " fpref_book_aggregate_fsuff { __typename aggregate { __typename count } }"
+        ' fpref_titled_fsuff(args: {prefix: "b11"}) { __typename id }'
+        ' args: __type(name: "tpref_titled_args_tsuff") { name }'
+        ' exp: __type(name: "tpref_book_bool_exp_tsuff") { inputFields { name type { name } } } }'
+    )
+    assert "errors" not in answer, answer
+    data = answer["data"]
+    assert data["fpref_book_by_pk_fsuff"] == {"__typename": "tpref_book_tsuff", "title": "b10"}
+    agg = data["fpref_book_aggregate_fsuff"]
+    assert agg["__typename"] == "tpref_book_aggregate_tsuff"
+    assert agg["aggregate"]["__typename"] == "tpref_book_aggregate_fields_tsuff"
+    assert data["fpref_titled_fsuff"] == [{"__typename": "tpref_book_tsuff", "id": 11}]
+    assert data["args"] == {"name": "tpref_titled_args_tsuff"}
+    types = {f["name"]: f["type"]["name"] for f in data["exp"]["inputFields"]}
+    assert types["title"] == "String_comparison_exp"  # shared, not customized
+    inserted = srv.graphql(
+        'mutation { fpref_insert_book_fsuff(objects: [{id: 50, author_id: 1, title: "c"}])'
+        " { __typename affected_rows } }"
+    )
+    assert inserted == {
+        "data": {
+            "fpref_insert_book_fsuff": {
+                "__typename": "tpref_book_mutation_response_tsuff",
+                "affected_rows": 1,
+            }
+        }
+    }
+    ok(srv, "pg_drop_source", {"name": "cust"})

@@ -191,7 +191,7 @@ def enum_values(db: DbTable) -> tuple[EnumValue, ...] | None:
 def enum_type_name(table: Table) -> str:
     """`<table>_enum`: the table's GraphQL name (its `custom_name` when set, else the
     default `schema_table` form) plus `_enum` (the reference's `mkEnumTableTypeName`)."""
-    return f"{table.gql_name}_enum"
+    return table.type_name("_enum")
 
 
 _DERIVED = "svc.ir.enums"

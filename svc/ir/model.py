@@ -154,6 +154,17 @@ class Function:
     roles: frozenset[str] = frozenset()
     comment: str | None = None
     source: str = DEFAULT_SOURCE  # the source it is tracked in (`returns` is there too)
+    type_affixes: tuple[str, str] = ("", "")  # as `Table.type_affixes` (`<fn>_args`)
+    root_affixes: tuple[str, str] = ("", "")  # the source's root field prefix and suffix
+
+    def root_name(self, suffix: str = "") -> str:
+        """The name of a root field of the function (`fn`, `fn_aggregate`), with the
+        source's root field prefix and suffix around it."""
+        return f"{self.root_affixes[0]}{self.gql_name}{suffix}{self.root_affixes[1]}"
+
+    def type_name(self, suffix: str) -> str:
+        """The name of a type generated for the function (`fn_args`)."""
+        return f"{self.type_affixes[0]}{self.gql_name}{suffix}{self.type_affixes[1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +228,9 @@ class Table:
     # Single-column foreign keys: (local column, target table, target column); a column
     # referencing an enum table's key takes its enum type (`svc.ir.enums.enum_references`).
     foreign_keys: tuple[tuple[str, QualifiedName, str], ...] = ()
+    # The source's `customization.type_names` (prefix, suffix): around every type name
+    # generated for the table (`type_name`; `svc.ir.source_tables`).
+    type_affixes: tuple[str, str] = ("", "")
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
     computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)
@@ -226,6 +240,13 @@ class Table:
         changed, else shared (maps are never changed)."""
         columns = None if "columns" in changes else self.column_map
         return make_table(columns, **{**_fields(self), **changes})
+
+    def type_name(self, suffix: str = "") -> str:
+        """The name of a type generated for this table: `<prefix><gql_name><suffix><suffix
+        of the source>` (`author`, `author_bool_exp`; with the source's type name prefix
+        `t_`: `t_author_bool_exp`), the reference's `mkTypename` of a source's types."""
+        prefix, after = self.type_affixes
+        return f"{prefix}{self.gql_name}{suffix}{after}"
 
     def column(self, name: str) -> Column | None:
         """The column called `name` (Postgres name)."""

@@ -47,9 +47,8 @@ def with_sources(ir: Ir, md: Metadata, catalog: DbCatalog, previous: Ir | None, 
     (`svc.ir.build.build_ir` without sources) from its view and catalog; `ir` itself
     when `md` serves no other source."""
     served = served_sources(md)
-    own = root_affixes(md.default_source)
-    if own is not None:
-        ir = dataclasses.replace(ir, tables={k: _affixed(t, own) for k, t in ir.tables.items()})
+    if _customized(md.default_source):
+        ir = _customize(ir, md.default_source)
     if served:
         ir = _joined(ir, md, catalog, previous, build, served)
     if not any(e.remote_relationships for e in md.tables) and not served:
@@ -76,10 +75,11 @@ def _joined(
             continue
         built[name] = one
         memo: dict[int, Any] = {}
-        affixes = root_affixes(served[name])
+        if _customized(served[name]):
+            one = _customize(one, served[name])
         for table in one.tables.values():
             moved = rekey(table, name, memo)
-            tables[moved.name] = moved if affixes is None else _affixed(moved, affixes)
+            tables[moved.name] = moved
         for function in one.functions.values():
             moved = rekey(function, name, memo)
             functions[moved.name] = moved
@@ -92,27 +92,42 @@ def _joined(
     )
 
 
-def root_affixes(source: Any) -> tuple[str, str] | None:
-    """`(prefix, suffix)` of a source's `customization.root_fields` (the reference's
-    `SourceCustomization`: concatenated verbatim around every root field name of the
-    source's tables), None when it sets neither."""
+def affixes(source: Any, key: str) -> tuple[str, str]:
+    """`(prefix, suffix)` of a source's `customization.<key>` (`root_fields` or
+    `type_names`; the reference's `SourceCustomization`: concatenated verbatim around
+    every root field name, every type name generated for the source's tables and
+    functions), empty strings when not set."""
     custom = source.get("customization") if isinstance(source, dict) else None
-    fields = custom.get("root_fields") if isinstance(custom, dict) else None
-    if not isinstance(fields, dict):
-        return None
-    prefix, suffix = fields.get("prefix") or "", fields.get("suffix") or ""
-    if not isinstance(prefix, str) or not isinstance(suffix, str) or not (prefix or suffix):
-        return None
-    return prefix, suffix
+    found = custom.get(key) if isinstance(custom, dict) else None
+    if not isinstance(found, dict):
+        return "", ""
+    prefix, suffix = found.get("prefix") or "", found.get("suffix") or ""
+    return (prefix, suffix) if isinstance(prefix, str) and isinstance(suffix, str) else ("", "")
 
 
-def _affixed(table: Table, affixes: tuple[str, str]) -> Table:
-    prefix, suffix = affixes
+def _customized(source: Any) -> bool:
+    return any(affixes(source, key) != ("", "") for key in ("root_fields", "type_names"))
+
+
+def _customize(ir: Ir, source: Any) -> Ir:
+    """`ir` (one source's) with its customization applied to tables and functions."""
+    roots, types = affixes(source, "root_fields"), affixes(source, "type_names")
+    tables = {k: _affixed(t, roots, types) for k, t in ir.tables.items()}
+    functions = {
+        k: dataclasses.replace(f, root_affixes=roots, type_affixes=types)
+        for k, f in ir.functions.items()
+    }
+    return dataclasses.replace(ir, tables=tables, functions=functions)
+
+
+def _affixed(table: Table, roots: tuple[str, str], types: tuple[str, str]) -> Table:
+    prefix, suffix = roots
     names = {
         f.name: f"{prefix}{getattr(table.root_fields, f.name)}{suffix}"
         for f in dataclasses.fields(table.root_fields)
     }
-    return dataclasses.replace(table, root_fields=dataclasses.replace(table.root_fields, **names))
+    fields = dataclasses.replace(table.root_fields, **names)
+    return dataclasses.replace(table, root_fields=fields, type_affixes=types)
 
 
 def _build_one(

@@ -87,15 +87,11 @@ def _is_default(key: str, value: Any) -> bool:
     """Whether a `customization` key asks for what svc serves anyway: no root field
     namespace, prefix or suffix, no type name prefix or suffix (absent, null or empty,
     as exports write them), the `hasura-default` naming convention."""
-    if key == "root_fields":  # prefix and suffix are served (`svc.ir.source_tables`)
+    if key in ("root_fields", "type_names"):  # prefixes, suffixes: `svc.ir.source_tables`
         return value is None or (
             isinstance(value, dict)
             and all(v in (None, "") or k in ("prefix", "suffix") for k, v in value.items())
             and all(isinstance(v, str | None) for v in value.values())
-        )
-    if key == "type_names":
-        return value is None or (
-            isinstance(value, dict) and all(v in (None, "") for v in value.values())
         )
     if key == "naming_convention":
         # Without the experimental feature the reference accepts a convention and serves
@@ -149,10 +145,10 @@ def check_source(source: dict[str, Any], path: str) -> None:
 
 
 def _check_customization(value: Any, path: str) -> None:
-    """A source customization is refused unless svc serves it: root field prefixes and
-    suffixes (`svc.ir.source_tables`), the `hasura-default` naming convention (any
-    convention without the experimental feature, as the reference); not a root field
-    namespace, type name prefixes and suffixes, or `graphql-default` with the feature."""
+    """A source customization is refused unless svc serves it: root field and type name
+    prefixes and suffixes (`svc.ir.source_tables`), the `hasura-default` naming convention
+    (any convention without the experimental feature, as the reference); not a root
+    field namespace, or `graphql-default` with the feature."""
     if value is None:
         return
     if not isinstance(value, dict):
@@ -161,8 +157,8 @@ def _check_customization(value: Any, path: str) -> None:
         if not _is_default(key, given):
             raise not_supported(
                 "svc does not support this source customization yet (root field "
-                "namespaces, type name prefixes and suffixes, naming conventions other than "
-                f'"hasura-default"): "{key}" would change the names of the API',
+                'namespaces, naming conventions other than "hasura-default"): '
+                f'"{key}" would change the names of the API',
                 f"{path}.{key}",
             )
 

@@ -52,7 +52,7 @@ def aggregate_fields(b: Any, table: Table) -> dict[str, GraphQLInputField]:
 
 def aggregate_bool_exp(b: Any, table: Table) -> GraphQLInputObjectType:
     """`<table>_aggregate_bool_exp`: one field per predicate the role can call."""
-    name = f"{table.gql_name}_aggregate_bool_exp"
+    name = table.type_name("_aggregate_bool_exp")
 
     def fields() -> dict[str, GraphQLInputField]:
         out = {}
@@ -68,7 +68,7 @@ def aggregate_bool_exp(b: Any, table: Table) -> GraphQLInputObjectType:
 def _predicate(b: Any, table: Table, fn: AggPredicate) -> GraphQLInputObjectType:
     """`<table>_aggregate_bool_exp_<fn>`: `arguments` (required unless `count`),
     `distinct`, `filter`, `predicate` (required)."""
-    name = f"{table.gql_name}_aggregate_bool_exp_{fn.name}"
+    name = table.type_name(f"_aggregate_bool_exp_{fn.name}")
 
     def fields() -> dict[str, GraphQLInputField]:
         return {
@@ -86,7 +86,7 @@ def _arguments(b: Any, table: Table, fn: AggPredicate) -> Any:
     if fn.arg_type is None:
         return b.list_nn(b.select_column_enum(table))
     arg_type = fn.arg_type
-    columns = f"{table.gql_name}_aggregate_bool_exp_{fn.name}_arguments_columns"
+    columns = table.type_name(f"_aggregate_bool_exp_{fn.name}_arguments_columns")
     enum_name = arguments_enum(table.gql_name, fn.name)
 
     def enum() -> Any:
@@ -101,7 +101,7 @@ def _arguments(b: Any, table: Table, fn: AggPredicate) -> Any:
     column_enum = b.nn(b._memo(enum_name, enum))
     if not fn.arg_names:
         return column_enum
-    name = f"{table.gql_name}_aggregate_bool_exp_{fn.name}_arguments"
+    name = table.type_name(f"_aggregate_bool_exp_{fn.name}_arguments")
 
     def fields() -> dict[str, GraphQLInputField]:
         return {arg: b.input_field(column_enum) for arg in fn.arg_names}

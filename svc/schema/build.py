@@ -370,10 +370,10 @@ class SchemaBuilder:
     # -- per-table types ----------------------------------------------------------------
     def object_type(self, table: Table) -> GraphQLObjectType:
         """The object type `x` of a table."""
-        found = self.types.get(table.gql_name)
+        found = self.types.get(table.type_name())
         if found is None:
-            found = self.types[table.gql_name] = self.t.object_type(
-                table.gql_name,
+            found = self.types[table.type_name()] = self.t.object_type(
+                table.type_name(),
                 lambda: self._object_fields(table),
                 table.comment or f'columns and relationships of "{table.name}"',
             )
@@ -462,7 +462,7 @@ class SchemaBuilder:
 
     def select_column_enum(self, table: Table) -> GraphQLEnumType:
         """`x_select_column`: the columns, for `distinct_on` and `count(columns:)`."""
-        name = f"{table.gql_name}_select_column"
+        name = table.type_name("_select_column")
         t = self.t
         return self._memo(  # type: ignore[no-any-return]
             name,
@@ -475,7 +475,7 @@ class SchemaBuilder:
 
     def bool_exp(self, table: Table) -> GraphQLInputObjectType:
         """`x_bool_exp`: `_and`, `_or`, `_not`, columns and relationships."""
-        name = f"{table.gql_name}_bool_exp"
+        name = table.type_name("_bool_exp")
         found: GraphQLInputObjectType | None = self.types.get(name)
         if found is None:
             me = self.t.input_type(
@@ -515,7 +515,7 @@ class SchemaBuilder:
 
     def order_by_type(self, table: Table) -> GraphQLInputObjectType:
         """`x_order_by`: columns, object relationships, `<arr>_aggregate`."""
-        name = f"{table.gql_name}_order_by"
+        name = table.type_name("_order_by")
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
@@ -583,7 +583,7 @@ class SchemaBuilder:
 
     def aggregate_order_by(self, table: Table) -> GraphQLInputObjectType:
         """`x_aggregate_order_by`: `count` and `<op>: x_<op>_order_by`."""
-        name = f"{table.gql_name}_aggregate_order_by"
+        name = table.type_name("_aggregate_order_by")
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
@@ -601,7 +601,7 @@ class SchemaBuilder:
 
     def aggregate_type(self, table: Table) -> GraphQLObjectType:
         """`x_aggregate { aggregate: x_aggregate_fields, nodes: [x!]! }`."""
-        name = f"{table.gql_name}_aggregate"
+        name = table.type_name("_aggregate")
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.object_type(
@@ -618,7 +618,7 @@ class SchemaBuilder:
 
     def aggregate_fields(self, table: Table) -> GraphQLObjectType:
         """`x_aggregate_fields`: `count(columns, distinct)` and one field per operator."""
-        name = f"{table.gql_name}_aggregate_fields"
+        name = table.type_name("_aggregate_fields")
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.object_type(
@@ -643,7 +643,7 @@ class SchemaBuilder:
 
     def _op_order_by(self, table: Table, op: str, cols: list[Column]) -> GraphQLInputObjectType:
         """`x_<op>_order_by`: one `order_by` field per column the operator applies to."""
-        name = f"{table.gql_name}_{op}_order_by"
+        name = table.type_name(f"_{op}_order_by")
         return self._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
@@ -656,7 +656,7 @@ class SchemaBuilder:
     def _op_fields(self, table: Table, op: str, cols: list[Column]) -> GraphQLObjectType:
         """`x_<op>_fields`: the operator's value per column (the most numerous fields of a
         schema: hence no memo helper, and positional `FieldInfo`)."""
-        name = f"{table.gql_name}_{op}_fields"
+        name = table.type_name(f"_{op}_fields")
         found: GraphQLObjectType | None = self.types.get(name)
         if found is None:
             field, scalar = self.t.field, self.scalar
@@ -772,24 +772,24 @@ class SchemaBuilder:
         t = self.t
         for fn in self.functions(exposed_as):
             table = self.tables[fn.returns]
-            args = self._args_argument(f"{fn.gql_name}_args", fn.args)
+            args = self._args_argument(fn.type_name("_args"), fn.args)
             description = fn.comment or f'execute function "{fn.name}" which returns "{table.name}"'
             if not fn.returns_set:
-                fields[fn.gql_name] = t.field(
+                fields[fn.root_name()] = t.field(
                     self.object_type(table),
                     args,
                     description,
                     _info(FieldKind.FUNCTION, function=fn, table=table),
                 )
                 continue
-            fields[fn.gql_name] = t.field(
+            fields[fn.root_name()] = t.field(
                 self.rows(self.object_type(table)),
                 {**args, **self.select_args(table)},
                 description,
                 _info(FieldKind.FUNCTION, function=fn, table=table),
             )
             if exposed_as == "query" and self.aggregations(table):
-                fields[f"{fn.gql_name}_aggregate"] = t.field(
+                fields[fn.root_name("_aggregate")] = t.field(
                     self.nn(self.aggregate_type(table)),
                     {**args, **self.select_args(table)},
                     f'execute function "{fn.name}" and query aggregates on result '

@@ -92,7 +92,7 @@ class MutationTypes:
     def insert_input(self, table: Table) -> GraphQLInputObjectType:
         """`x_insert_input`: every column, plus relationship inserts (a thunk: relationships
         may form cycles)."""
-        name = f"{table.gql_name}_insert_input"
+        name = table.type_name("_insert_input")
         return self.b._memo(  # type: ignore[no-any-return]
             name,
             lambda: self.t.input_type(
@@ -137,7 +137,7 @@ class MutationTypes:
             return out
 
         description = f'input type for inserting {kind} relation for remote table "{table.name}"'
-        return self._input(f"{table.gql_name}_{suffix}", fields, description)
+        return self._input(table.type_name(f"_{suffix}"), fields, description)
 
     def on_conflict(self, table: Table) -> GraphQLInputObjectType | None:
         """`x_on_conflict {constraint, update_columns, where}`: only with a unique key, and
@@ -146,7 +146,7 @@ class MutationTypes:
             return None
         b = self.b
         return self._input(
-            f"{table.gql_name}_on_conflict",
+            table.type_name("_on_conflict"),
             lambda: {
                 "constraint": b.input_field(b.nn(self.constraint(table))),
                 "update_columns": self.t.input_field(
@@ -159,7 +159,7 @@ class MutationTypes:
 
     def constraint(self, table: Table) -> GraphQLEnumType:
         """`x_constraint`: the table's unique and primary key constraints."""
-        name = f"{table.gql_name}_constraint"
+        name = table.type_name("_constraint")
         t = self.t
         return self.b._memo(  # type: ignore[no-any-return]
             name,
@@ -172,7 +172,7 @@ class MutationTypes:
 
     def update_column(self, table: Table) -> GraphQLEnumType:
         """`x_update_column`: the columns an upsert may update."""
-        name = f"{table.gql_name}_update_column"
+        name = table.type_name("_update_column")
         b, t = self.b, self.t
 
         def make() -> GraphQLEnumType:
@@ -190,7 +190,7 @@ class MutationTypes:
     ) -> GraphQLInputObjectType:
         b = self.b
         return self._input(
-            f"{table.gql_name}_{suffix}",
+            table.type_name(f"_{suffix}"),
             lambda: {c.gql_name: b.input_field(scalar or b.column_type(table, c)) for c in cols},
             INPUT_DESCRIPTIONS[suffix].format(table=table.name),
         )
@@ -242,7 +242,7 @@ class MutationTypes:
             return out
 
         return self._input(
-            f"{table.gql_name}_pk_columns_input",
+            table.type_name("_pk_columns_input"),
             fields,
             f"primary key columns input for table: {table.name}",
         )
@@ -251,7 +251,7 @@ class MutationTypes:
         """`x_updates`: one update of `update_x_many` (its `_set`, … and `where`)."""
         b = self.b
         return self._input(
-            f"{table.gql_name}_updates",
+            table.type_name("_updates"),
             lambda: {
                 **{k: b.input_field(a.type) for k, a in upd.items()},
                 "where": b.input_field(b.nn(b.bool_exp(table))),
@@ -262,7 +262,7 @@ class MutationTypes:
     def response(self, table: Table) -> GraphQLObjectType:
         """`x_mutation_response {affected_rows, returning}`; `returning` only for a role that
         may select the table."""
-        name = f"{table.gql_name}_mutation_response"
+        name = table.type_name("_mutation_response")
         b, t = self.b, self.t
 
         def fields() -> dict[str, GraphQLField]:

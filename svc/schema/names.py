@@ -201,9 +201,9 @@ def schema_problem(ir: Ir) -> SvcError | None:
         _add_roots(table, query, mutation)
     for fn in ir.functions.values():
         roots = query if fn.exposed_as == "query" else mutation
-        roots.append(fn.gql_name)
+        roots.append(fn.root_name())
         if fn.exposed_as == "query" and fn.returns_set:
-            roots.append(f"{fn.gql_name}_aggregate")
+            roots.append(fn.root_name("_aggregate"))
     for root, name, _ in _action_roots(ir):
         (query if root == "query_root" else mutation).append(name)
     if len(set(query)) == len(query) and len(set(mutation)) == len(mutation):
@@ -257,9 +257,9 @@ def _root_conflict(ir: Ir) -> SvcError | None:
     for fn in ir.functions.values():
         root = "query_root" if fn.exposed_as == "query" else "mutation_root"
         what = f"function {fn.name} in source default"
-        owners.setdefault((root, fn.gql_name), []).append(what)
+        owners.setdefault((root, fn.root_name()), []).append(what)
         if fn.exposed_as == "query" and fn.returns_set:
-            owners.setdefault((root, f"{fn.gql_name}_aggregate"), []).append(what)
+            owners.setdefault((root, fn.root_name("_aggregate")), []).append(what)
     for root, name, what in _action_roots(ir):
         owners.setdefault((root, name), []).append(what)
     for (root, name), found in owners.items():

@@ -88,7 +88,7 @@ def stream_field(b: SchemaBuilder, table: Table) -> GraphQLField:
 
 def cursor_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
     """`x_stream_cursor_input {initial_value, ordering}`."""
-    name = f"{table.gql_name}_stream_cursor_input"
+    name = table.type_name("_stream_cursor_input")
 
     def make() -> GraphQLInputObjectType:
         value = value_input(b, table)
@@ -107,7 +107,7 @@ def cursor_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
 
 def value_input(b: SchemaBuilder, table: Table) -> GraphQLInputObjectType:
     """`x_stream_cursor_value_input`: a field per column the role may select."""
-    name = f"{table.gql_name}_stream_cursor_value_input"
+    name = table.type_name("_stream_cursor_value_input")
 
     def make() -> GraphQLInputObjectType:
         return b.t.input_type(
