@@ -87,15 +87,17 @@ def add_one(srv: ServerProcess) -> None:
     )
 
 
+def add_one_with_tables(srv: ServerProcess) -> None:
+    """Source `one` with its `author` (as `one_author`) and `book` tracked."""
+    add_one(srv)
+    custom = {"custom_name": "one_author"}
+    ok(srv, "pg_track_table", {"source": "one", "table": "author", "configuration": custom})
+    ok(srv, "pg_track_table", {"source": "one", "table": "book"})
+
+
 def test_a_second_source_serves_its_tables(srv: ServerProcess) -> None:
     ok(srv, "pg_track_table", {"table": "author"})
-    add_one(srv)
-    ok(
-        srv,
-        "pg_track_table",
-        {"source": "one", "table": "author", "configuration": {"custom_name": "one_author"}},
-    )
-    ok(srv, "pg_track_table", {"source": "one", "table": "book"})
+    add_one_with_tables(srv)
     ok(
         srv,
         "pg_create_object_relationship",
@@ -358,13 +360,7 @@ def test_a_two_source_directory_exports_applies_and_exports_the_same(
     """Issue 28's acceptance: `svc metadata export` → `apply` → `export` of a config v3
     directory with two sources gives the same bytes, and the second source is served
     after the apply."""
-    add_one(srv)
-    ok(
-        srv,
-        "pg_track_table",
-        {"source": "one", "table": "author", "configuration": {"custom_name": "one_author"}},
-    )
-    ok(srv, "pg_track_table", {"source": "one", "table": "book"})
+    add_one_with_tables(srv)
     ok(
         srv,
         "pg_create_array_relationship",

@@ -12,7 +12,8 @@ The estimate of a selection is its rows per parent times one plus what each row'
 relationships add: a root reads `min(limit, rows of the table)`; an object relationship
 one row; an array relationship `min(limit, rows of the target / distinct values of the
 target's join column)` per parent row (Postgres's own estimate of an equality join); an
-aggregate one object plus its `nodes`. Filters are not counted (an estimate from above:
+aggregate one object plus its `nodes` (a column without statistics has as many distinct
+values as Postgres's planner would assume). Filters are not counted (an estimate from above:
 a filter can only remove rows), nor a permission's filter; limits are (a literal, a
 variable's value, a permission's row limit). A table without statistics counts as its
 rows known so far, or 1,000.
@@ -37,6 +38,10 @@ from svc.plan.nodes import (
 )
 
 UNKNOWN_ROWS = 1000.0  # a table Postgres has no count of yet
+# Distinct values assumed for a column without statistics (a table autovacuum has not
+# analysed: under 50 rows changed), as Postgres's planner assumes them
+# (`selfuncs.c` `get_variable_numdistinct`: `DEFAULT_NUM_DISTINCT`, at most the rows).
+DEFAULT_NUM_DISTINCT = 200.0
 
 
 class SizeStats(Protocol):
@@ -90,8 +95,9 @@ def _fan_out(field: RelField, stats: SizeStats, variables: Mapping[str, Any]) ->
     rows = _table_rows(stats, table)
     if sel.rows.function is None and field.mapping:
         distinct = stats.distinct(table, field.mapping[0][1])
-        if distinct is not None and distinct > 0:
-            rows = max(1.0, rows / distinct)
+        if distinct is None or distinct <= 0:  # never analysed: Postgres's own default
+            distinct = min(DEFAULT_NUM_DISTINCT, rows)
+        rows = max(1.0, rows / distinct)
     return _cap(sel, rows, variables)
 
 
