@@ -14,9 +14,16 @@
    Reported: requests per second and p50 of each; the ratio is the cost of a second
    source.
 
-`--check` exits non-zero, naming the target that failed: the replica takes at least 90%
-of the read transactions; two sources answer at least 40% of one source's rate. Results
-are saved to `bench/results/scale-<date>.json`.
+3. **A big schema** (issue 30): `--tables` tables (10,000; 1,000 with `--quick`), each
+   with an object relationship to the next and an array relationship back, and select
+   permissions for 5 roles, applied with one `replace_metadata`. Measured against the
+   targets: cold start of `svc serve` to the first answered query (5 s), `track_table` of
+   one more table (50 ms) and the next request of a role (500 ms), the resident memory
+   per worker (300 MB), a role's first introspection (300 ms).
+
+`--check` exits non-zero, naming each target that failed: the replica takes at least 90%
+of the read transactions; two sources answer at least 40% of one source's rate; the big
+schema's targets. Results are saved to `bench/results/scale-<date>.json`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +43,7 @@ import httpx
 
 from bench.common import RESULTS, create_database, postgres, say, today
 from bench.load import Run, run_wrk, wrk_version
-from bench.servers import Server, start_svc
+from bench.servers import Server, start_svc, status_kb, tree
 
 ROWS = 10_000
 TABLE_SQL = """
@@ -54,6 +62,20 @@ TWO_SOURCES = (
 )
 REPLICA_SHARE_TARGET = 0.9
 TWO_SOURCE_RATIO_TARGET = 0.4
+ROLES = ("r1", "r2", "r3", "r4", "r5")
+# Big schema targets (issue 30): seconds, or MB for memory.
+BIG_TARGETS = {
+    "cold_start_s": 5.0,
+    "track_table_s": 0.05,
+    "next_request_s": 0.5,
+    "rss_per_worker_mb": 300.0,
+    "introspection_s": 0.3,
+}
+INTROSPECTION = (
+    "query { __schema { queryType { name } types { name kind fields(includeDeprecated: true)"
+    " { name args { name type { name kind ofType { name kind } } } type { name kind ofType"
+    " { name kind ofType { name kind } } } } inputFields { name } enumValues { name } } } }"
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -64,6 +86,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--connections", type=int, default=10, help="wrk connections")
     p.add_argument("--quick", action="store_true", help="short runs (3 s)")
     p.add_argument("--check", action="store_true", help="exit 1 when a target fails")
+    p.add_argument("--tables", type=int, default=0, help="big schema tables (10000; 1000 quick)")
+    p.add_argument("--skip-sources", action="store_true", help="only the big schema")
     return p.parse_args(argv)
 
 
@@ -186,9 +210,122 @@ def two_sources(primary: str, second: str, args: argparse.Namespace, seconds: fl
     return out
 
 
+def _table_name(i: int) -> str:
+    return f"t{i:05d}"
+
+
+def big_sql(n: int) -> str:
+    """`n` tables `t00000…`, each with a reference to the previous one, 2 rows each."""
+    out = []
+    for i in range(n):
+        ref = f", prev_id int REFERENCES {_table_name(i - 1)} (id)" if i else ""
+        out.append(f"CREATE TABLE {_table_name(i)} (id int PRIMARY KEY, name text{ref});")
+        out.append(f"INSERT INTO {_table_name(i)} (id, name) VALUES (1, 'a'), (2, 'b');")
+    return "\n".join(out)
+
+
+def big_document(n: int) -> dict[str, Any]:
+    """The metadata of `big_sql(n)`: every table tracked, `prev`/`nexts` relationships,
+    select permissions for `ROLES` (each its own filter)."""
+    tables = []
+    for i in range(n):
+        entry: dict[str, Any] = {"table": {"schema": "public", "name": _table_name(i)}}
+        if i:
+            entry["object_relationships"] = [
+                {"name": "prev", "using": {"foreign_key_constraint_on": "prev_id"}}
+            ]
+        if i + 1 < n:
+            fk = {"table": {"schema": "public", "name": _table_name(i + 1)}, "column": "prev_id"}
+            entry["array_relationships"] = [
+                {"name": "nexts", "using": {"foreign_key_constraint_on": fk}}
+            ]
+        entry["select_permissions"] = [
+            {
+                "role": role,
+                "permission": {"columns": "*", "filter": {"id": {"_gt": k}}},
+            }
+            for k, role in enumerate(ROLES)
+        ]
+        tables.append(entry)
+    return {"version": 2, "tables": tables}
+
+
+def _timed_post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[float, Any]:
+    started = time.perf_counter()
+    r = httpx.post(url, json=body, headers=headers or {}, timeout=600)
+    took = time.perf_counter() - started
+    if r.status_code != 200 or (isinstance(r.json(), dict) and "errors" in r.json()):
+        sys.exit(f"bench.scale: {str(body)[:80]} answered {r.text[:300]}")
+    return took, r.json()
+
+
+def big_schema(admin: str, args: argparse.Namespace, n: int) -> dict[str, Any]:
+    """Part 3 (module doc)."""
+    url = asyncio.run(create_database(admin, "scale_big"))
+    say(f"  creating {n} tables")
+    asyncio.run(_sql(url, big_sql(n)))
+    out: dict[str, Any] = {"tables": n}
+    server = start_svc(url, args.workers)
+    try:
+        server.wait_ready(args.workers)
+        meta = server.url.replace("/v1/graphql", "/v1/metadata")
+        took, _ = _timed_post(meta, {"type": "replace_metadata", "args": big_document(n)})
+        out["replace_metadata_s"] = took
+        say(f"  replace_metadata of {n} tables: {took:.2f} s")
+    finally:
+        server.stop()
+    started = time.perf_counter()
+    server = start_svc(url, args.workers)
+    try:
+        first = {"query": f"{{ {_table_name(n - 1)} {{ id }} }}"}
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                r = httpx.post(server.url, json=first, timeout=60)
+                if r.status_code == 200 and "data" in r.json():
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                sys.exit(f"bench.scale: no answer within 300 s:\n{server.tail()}")
+            time.sleep(0.05)
+        out["cold_start_s"] = time.perf_counter() - started
+        say(f"  cold start to the first answer: {out['cold_start_s']:.2f} s")
+        server.wait_ready(args.workers)
+        meta = server.url.replace("/v1/graphql", "/v1/metadata")
+        asyncio.run(_sql(url, "CREATE TABLE extra (id int PRIMARY KEY)"))
+        took, _ = _timed_post(meta, {"type": "pg_track_table", "args": {"table": "extra"}})
+        out["track_table_s"] = took
+        role = {"x-svc-role": "r2"}
+        query = {"query": f"{{ {_table_name(n // 2)} {{ id prev {{ id }} }} }}"}
+        out["next_request_s"], _ = _timed_post(server.url, query, role)
+        out["introspection_s"], _ = _timed_post(
+            server.url, {"query": INTROSPECTION}, {"x-svc-role": "r3"}
+        )
+        pids = tree(server.proc.pid)[1:] or [server.proc.pid]
+        rss = [status_kb(pid, "VmRSS") / 1024 for pid in pids]
+        out["rss_per_worker_mb"] = max(rss) if rss else 0.0
+        say(
+            f"  track_table {out['track_table_s'] * 1000:.0f} ms, next request of a role "
+            f"{out['next_request_s'] * 1000:.0f} ms, first introspection of a role "
+            f"{out['introspection_s'] * 1000:.0f} ms, RSS per process (max) "
+            f"{out['rss_per_worker_mb']:.0f} MB"
+        )
+    finally:
+        server.stop()
+    return out
+
+
 def targets(results: dict[str, Any]) -> list[str]:
     """The targets that failed, each named."""
     failed = []
+    big = results.get("big_schema")
+    if big:
+        for key, bound in BIG_TARGETS.items():
+            if big[key] > bound:
+                failed.append(f"big schema {key} = {big[key]:.3f} (target {bound})")
+    if "replicas" not in results:
+        return failed
     alone, moved = results["replicas"]["primary alone"], results["replicas"]["one replica"]
     read_on_primary = alone["primary_xact_per_s"] / max(alone["rps"], 1.0)
     left = moved["primary_xact_per_s"] / max(moved["rps"], 1.0)
@@ -214,20 +351,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     seconds = 3.0 if args.quick else args.duration
     say(f"bench.scale: {wrk_version()}, {args.workers} workers, {seconds:.0f} s runs")
+    results: dict[str, Any] = {}
     with postgres() as admin:
-        primary = asyncio.run(create_database(admin, "scale_primary"))
-        replica = asyncio.run(create_database(admin, "scale_replica"))
-        for url in (primary, replica):
-            asyncio.run(_sql(url, TABLE_SQL.format(name="item", rows=ROWS)))
-        say("read replicas (the same query, the primary alone, then with one replica):")
-        results: dict[str, Any] = {"replicas": replicas(admin, primary, replica, args, seconds)}
-        say("two sources (two root fields from one source, then one from each of two):")
-        results["sources"] = two_sources(primary, replica, args, seconds)
+        if not args.skip_sources:
+            primary = asyncio.run(create_database(admin, "scale_primary"))
+            replica = asyncio.run(create_database(admin, "scale_replica"))
+            for url in (primary, replica):
+                asyncio.run(_sql(url, TABLE_SQL.format(name="item", rows=ROWS)))
+            say("read replicas (the same query, the primary alone, then with one replica):")
+            results["replicas"] = replicas(admin, primary, replica, args, seconds)
+            say("two sources (two root fields from one source, then one from each of two):")
+            results["sources"] = two_sources(primary, replica, args, seconds)
+        n = args.tables or (1000 if args.quick else 10_000)
+        say(f"a big schema ({n} tables, relationships, 5 roles):")
+        results["big_schema"] = big_schema(admin, args, n)
     failed = targets(results)
-    say(
-        f"the replica took {results['replica_share']:.0%} of the primary's read transactions; "
-        f"two sources answered {results['two_source_ratio']:.2f} x the rate of one"
-    )
+    if "replicas" in results:
+        say(
+            f"the replica took {results['replica_share']:.0%} of the primary's read "
+            f"transactions; two sources answered {results['two_source_ratio']:.2f} x the "
+            "rate of one"
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"scale-{today()}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps({"args": vars(args), **results}, indent=1) + "\n")

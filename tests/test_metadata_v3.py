@@ -595,14 +595,14 @@ def test_keys_of_the_default_source_are_kept_or_refused_at_their_file(
 ) -> None:
     """A `customization` that changes names is refused (`svc.metadata.unsupported`) by
     compile and apply alike, at its place in `databases.yaml`, before any request; one
-    that asks for the defaults (null namespace, as exports write it) is kept and exported
+    that asks for the defaults (a null key, as exports write them) is kept and exported
     back, as `configuration` is."""
     files = v3_project()
     files["databases/databases.yaml"] = files["databases/databases.yaml"].replace(
-        "  tables:", "  customization:\n    root_fields:\n      namespace: shop\n  tables:"
+        "  tables:", "  customization:\n    type_names:\n      mapping: shop\n  tables:"
     )
     project = write(tmp_path / "named", files)
-    place = f"{project / 'databases/databases.yaml'}: $[0].customization.root_fields: "
+    place = f"{project / 'databases/databases.yaml'}: $[0].customization.type_names: "
     code, err = compile_dir(capsys, project, db_url)
     assert code == 2
     assert err[0].startswith(place + "svc does not support this source customization yet"), err
@@ -612,15 +612,15 @@ def test_keys_of_the_default_source_are_kept_or_refused_at_their_file(
     assert export_doc(srv) == {"tables": []}
 
     files["databases/databases.yaml"] = files["databases/databases.yaml"].replace(
-        "namespace: shop", "namespace: null"
+        "mapping: shop", "mapping: null"
     )
     project = write(tmp_path / "defaults", files)
     assert cli(srv, "apply", project) == 0
     (source,) = export_doc(srv)["sources"]
-    assert source["customization"] == {"root_fields": {"namespace": None}}
+    assert source["customization"] == {"type_names": {"mapping": None}}
     assert cli(srv, "export", tmp_path / "out", "--config-version", "3") == 0
     written = (tmp_path / "out/databases/databases.yaml").read_text()
-    assert "  customization:\n    root_fields:\n      namespace: null\n" in written
+    assert "  customization:\n    type_names:\n      mapping: null\n" in written
 
 
 def test_apply_refuses_include_errors_before_any_request(

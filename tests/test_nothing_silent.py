@@ -517,12 +517,13 @@ def test_source_customization_is_refused_unless_it_is_the_default(srv: ServerPro
     }
     v3 = {
         "version": 3,
-        "sources": [{**source, "customization": {"root_fields": {"namespace": "shop"}}}],
+        # a type name `mapping` is remote schemas' customization, not a source's
+        "sources": [{**source, "customization": {"type_names": {"mapping": {"a": "b"}}}}],
     }
     r = apply(srv, v3)
     assert r.status_code == 400, r.text
     assert r.json()["code"] == "not-supported"
-    assert r.json()["path"] == "$.args.metadata.sources[0].customization.root_fields"
+    assert r.json()["path"] == "$.args.metadata.sources[0].customization.type_names"
     # Without the `naming_convention` experimental feature the reference accepts a
     # convention and serves `hasura-default` names (its
     # naming_convention_without_feature_turned_on tests): so does svc.

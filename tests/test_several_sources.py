@@ -752,3 +752,74 @@ def test_customized_root_field_and_type_names(srv: ServerProcess) -> None:
         }
     }
     ok(srv, "pg_drop_source", {"name": "cust"})
+
+
+def test_a_namespaced_source(srv: ServerProcess) -> None:
+    """`customization.root_fields.namespace`: the source's root fields inside one field,
+    of type `<type prefix><namespace>_query` (`_mutation_frontend`), as the reference's
+    `pg_source_namespace_query` and `pg_source_customization` tests answer (the
+    namespace field itself without the root field prefix)."""
+    info = {"database_url": {"from_env": "SOURCE_ONE"}}
+    custom = {
+        "root_fields": {"namespace": "my_source", "prefix": "fpref_"},
+        "type_names": {"prefix": "tpref_"},
+    }
+    ok(
+        srv,
+        "pg_add_source",
+        {"name": "nsd", "configuration": {"connection_info": info}, "customization": custom},
+    )
+    ok(srv, "pg_track_table", {"source": "nsd", "table": "book"})
+    call(srv, "pg_track_table", {"table": "author"})  # tracked already when run in order
+    query = (
+        "{ my_source { __typename fpref_book_by_pk(id: 10) { __typename title }"
+        " n: fpref_book_aggregate { aggregate { count } } } }"
+    )
+    answer = srv.graphql(query)
+    space = answer["data"]["my_source"]
+    assert list(space) == ["__typename", "fpref_book_by_pk", "n"], answer
+    assert space["__typename"] == "tpref_my_source_query"
+    assert space["fpref_book_by_pk"] == {"__typename": "tpref_book", "title": "b10"}
+    assert space["n"]["aggregate"]["count"] >= 2
+    assert srv.graphql(query) == answer  # the repeated-request path
+    # With another source's field (two steps) and aliases on the namespace.
+    both = "{ a: my_source { x: fpref_book_by_pk(id: 11) { id } } author_by_pk(id: 1) { name } }"
+    assert srv.graphql(both) == {"data": {"a": {"x": {"id": 11}}, "author_by_pk": {"name": "main"}}}
+    written = srv.graphql(
+        "mutation { my_source { __typename fpref_insert_book_one(object: {id: 60, author_id: 1,"
+        ' title: "ns"}) { id } } }'
+    )
+    assert written == {
+        "data": {
+            "my_source": {
+                "__typename": "tpref_my_source_mutation_frontend",
+                "fpref_insert_book_one": {"id": 60},
+            }
+        }
+    }
+    assert "errors" in srv.graphql("{ fpref_book { id } }")  # not at the root any more
+    assert "not supported" in subscription_error(
+        srv, "subscription { my_source { fpref_book { id } } }"
+    )
+    ok(srv, "pg_drop_source", {"name": "nsd"})
+
+
+def subscription_error(srv: ServerProcess, query: str) -> str:
+    """The error message a subscription gets (through Python `gql`)."""
+    from gql import Client, gql
+    from gql.transport.exceptions import TransportQueryError
+
+    from tests.test_websocket import TRANSPORT, Transport
+
+    async def run() -> str:
+        url = srv.url.replace("http", "ws", 1) + "/v1/graphql"
+        transport = Transport(url=url, subprotocols=[TRANSPORT])
+        async with Client(transport=transport, fetch_schema_from_transport=False) as session:
+            try:
+                async for _ in session.subscribe(gql(query)):
+                    return "no error"
+            except TransportQueryError as exc:
+                return str(exc)
+        return "no answer"
+
+    return asyncio.run(run())

@@ -70,6 +70,7 @@ from svc.execute.replicas import ON_PRIMARY
 from svc.execute.table_stats import StatsCache
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.metadata.remote_schemas import remote_schemas
+from svc.plan.namespaces import nested_body
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
 from svc.plan.steps import OperationPlan, StepKind
@@ -418,6 +419,12 @@ class GraphQLService:
             if not planned.database_only:
                 raise _not_explainable(prepared.operation, planned)
             plan = planned.query
+            if plan.kind == "subscription" and plan.namespaced:
+                raise SvcError(
+                    ErrorCode.NOT_SUPPORTED,
+                    "subscriptions to the root fields of a source's namespace are not "
+                    "supported yet",
+                )
             statement, aliases = render_query(plan)
             db = self.sources.database(planned.database.source)
             compiled = Compiled(plan, statement, aliases, db)
@@ -581,7 +588,8 @@ class GraphQLService:
             texts = await compiled.db.query_json(sql, args, columns, limits.timeout)
             check_bytes(sum(map(len, texts)), bound, role)
             values = dict(zip(compiled.aliases, texts, strict=True))
-        if body is not None and len(compiled.aliases) == len(compiled.plan.roots):
+        plan = compiled.plan
+        if body is not None and len(compiled.aliases) == len(plan.roots) and not plan.namespaced:
             seen = Seen.of(compiled, variables, limits, self.answer_bytes(role))
             state.remember((_SEEN, role, body), seen, seen.footprint(body))
         return self._assemble(state, role, prepared, compiled.plan, values, variables)
@@ -731,6 +739,8 @@ class GraphQLService:
                 answers.append(values[root.alias])
             else:
                 answers.append(_encode(getattr(root.select, "name", None)))
+        if plan.namespaced:  # a source's namespace (`svc.plan.namespaces`)
+            return nested_body([root.alias for root in plan.roots], answers)
         return _data_body([_key(root.alias) for root in plan.roots], answers)
 
     @staticmethod

@@ -21,6 +21,7 @@ from svc.execute.params import resolve
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.mutation import Insert, InsertRow, MutationRoot
+from svc.plan.namespaces import is_flat, nested_body
 from svc.plan.nodes import Const, Param
 from svc.session_vars import session_json
 from svc.sql.live_watch import NOTIFY_WRITES_SQL
@@ -56,14 +57,22 @@ class MutationRunner:
         self.session = session
         self.statement_timeout = statement_timeout  # milliseconds as text, "0": none
 
-    async def run(self, roots: Sequence[tuple[str, MutationRoot | None]]) -> bytes:
+    async def run(self, roots: Sequence[tuple[str, MutationRoot | str | None]]) -> bytes:
         """The `{"data": …}` body; raises `SvcError` (the caller's transaction rolls back)."""
         session = session_json(self.session)
         await self.conn.execute(SESSION_SQL, session, self.statement_timeout)
-        parts: list[bytes] = []
-        for alias, root in roots:
-            value = b'"mutation_root"' if root is None else await self._root(root)
-            parts.append(_encode(alias) + b":" + value)
+        values: list[bytes] = []
+        for _, root in roots:
+            if root is None or isinstance(root, str):  # `__typename` (of a namespace: str)
+                values.append(_encode(root or "mutation_root"))
+            else:
+                values.append(await self._root(root))
+        aliases = [alias for alias, _ in roots]
+        if any(is_flat(alias) for alias in aliases):  # a source's namespace
+            return nested_body(aliases, values)
+        parts = [
+            _encode(alias) + b":" + value for alias, value in zip(aliases, values, strict=True)
+        ]
         return b'{"data":{' + b",".join(parts) + b"}}"
 
     async def _root(self, root: MutationRoot) -> bytes:
@@ -152,7 +161,7 @@ class MutationRunner:
 async def execute_mutation(
     db: Database,
     tables: dict[QualifiedName, Table],
-    roots: Sequence[tuple[str, MutationRoot | None]],
+    roots: Sequence[tuple[str, MutationRoot | str | None]],
     variables: dict[str, Any],
     session: dict[str, str],
     timeout: float | None = None,

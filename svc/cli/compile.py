@@ -365,7 +365,7 @@ def _database_sql(step: DatabaseStep) -> list[tuple[str, Output]]:
         return [("query", statement)] if aliases else []
     out: list[tuple[str, Output]] = []
     for alias, root in plan.roots:
-        if root is None:
+        if root is None or isinstance(root, str):  # `__typename`
             continue
         if root.query is not None:
             out.append((alias, render_root(root.query)))

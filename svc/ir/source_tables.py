@@ -105,6 +105,19 @@ def affixes(source: Any, key: str) -> tuple[str, str]:
     return (prefix, suffix) if isinstance(prefix, str) and isinstance(suffix, str) else ("", "")
 
 
+def namespaces(md: Metadata) -> dict[str, tuple[str, tuple[str, str]]]:
+    """Each source of `md` with a root field namespace: source → (namespace, its type
+    name prefix and suffix) (`svc.schema.namespaces`)."""
+    out: dict[str, tuple[str, tuple[str, str]]] = {}
+    for name, source in [(DEFAULT_SOURCE, md.default_source), *served_sources(md).items()]:
+        custom = source.get("customization") if isinstance(source, dict) else None
+        fields = custom.get("root_fields") if isinstance(custom, dict) else None
+        space = fields.get("namespace") if isinstance(fields, dict) else None
+        if isinstance(space, str) and space:
+            out[name] = (space, affixes(source, "type_names"))
+    return out
+
+
 def _customized(source: Any) -> bool:
     return any(affixes(source, key) != ("", "") for key in ("root_fields", "type_names"))
 

@@ -87,10 +87,11 @@ def _is_default(key: str, value: Any) -> bool:
     """Whether a `customization` key asks for what svc serves anyway: no root field
     namespace, prefix or suffix, no type name prefix or suffix (absent, null or empty,
     as exports write them), the `hasura-default` naming convention."""
-    if key in ("root_fields", "type_names"):  # prefixes, suffixes: `svc.ir.source_tables`
+    if key in ("root_fields", "type_names"):  # `svc.ir.source_tables`, `svc.schema.namespaces`
+        served = ("prefix", "suffix", "namespace") if key == "root_fields" else ("prefix", "suffix")
         return value is None or (
             isinstance(value, dict)
-            and all(v in (None, "") or k in ("prefix", "suffix") for k, v in value.items())
+            and all(v in (None, "") or k in served for k, v in value.items())
             and all(isinstance(v, str | None) for v in value.values())
         )
     if key == "naming_convention":

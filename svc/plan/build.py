@@ -16,6 +16,7 @@ from graphql import (
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
+    SelectionSetNode,
     get_named_type,
 )
 from graphql.execution.collect_fields import collect_fields, collect_sub_fields
@@ -27,6 +28,7 @@ from svc.ir.operators import CAST_OPERATOR, CASTS, GEO_TYPES, OPERATORS, Operand
 from svc.json_path import parse_json_path
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import build_call
+from svc.plan.namespaces import NAMESPACE_EXTENSION, flat_alias
 from svc.plan.nodes import (
     TRUE,
     AggAggregate,
@@ -124,10 +126,33 @@ class Planner:
                 roots.append(RootField(alias, Typename(root_type.name)))
             elif name.startswith("__"):
                 roots.append(RootField(alias, None))
+            elif NAMESPACE_EXTENSION in root_type.fields[name].extensions:
+                roots += self._namespace(alias, root_type.fields[name], nodes)
             else:
                 field = root_type.fields[name]
                 roots.append(RootField(alias, self._root(field.extensions["svc"], field, nodes)))
         return QueryPlan(op.operation.value, tuple(roots))
+
+    def _namespace(self, alias: str, field: Any, nodes: list[FieldNode]) -> list[RootField]:
+        """The root fields inside a source's namespace field (`svc.plan.namespaces`),
+        under flattened aliases."""
+        space = get_named_type(field.type)
+        selection = SelectionSetNode(
+            selections=tuple(
+                s for n in nodes for s in (n.selection_set.selections if n.selection_set else ())
+            )
+        )
+        out: list[RootField] = []
+        for given, found in collect_fields(
+            self.schema, self.fragments, self.variables, space, selection
+        ).items():
+            name, key = found[0].name.value, flat_alias(alias, given)
+            if name == "__typename":
+                out.append(RootField(key, Typename(space.name)))
+            else:
+                fdef = space.fields[name]
+                out.append(RootField(key, self._root(fdef.extensions["svc"], fdef, found)))
+        return out
 
     def _root(self, info: FieldInfo, field: Any, nodes: list[FieldNode]) -> Select | Aggregate:
         table = info.table

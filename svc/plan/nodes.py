@@ -362,3 +362,10 @@ class QueryPlan:
 
     kind: str  # "query" | "subscription"
     roots: tuple[RootField, ...]
+
+    @property
+    def namespaced(self) -> bool:
+        """Whether a root is inside a source's namespace (`svc.plan.namespaces`)."""
+        from svc.plan.namespaces import is_flat  # the one rule for those aliases
+
+        return any(is_flat(root.alias) for root in self.roots)

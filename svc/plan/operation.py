@@ -19,6 +19,7 @@ from graphql import (
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
+    get_named_type,
 )
 from graphql.execution.collect_fields import collect_fields
 
@@ -27,6 +28,7 @@ from svc.metadata.model import QualifiedName
 from svc.metadata.remote_schemas import RemoteSchema
 from svc.plan.build import plan_query
 from svc.plan.mutation import MutationPlanner, MutationRoot
+from svc.plan.namespaces import NAMESPACE_EXTENSION, flat_alias
 from svc.plan.outside import (
     action_joins,
     action_step,
@@ -174,7 +176,7 @@ def _with_outside(given: PlanInput, root: GraphQLObjectType) -> OperationPlan:
 
 def _mutation_roots(
     given: PlanInput, op: OperationDefinitionNode, fragments: dict[str, FragmentDefinitionNode]
-) -> tuple[tuple[str, MutationRoot | None], ...]:
+) -> tuple[tuple[str, MutationRoot | str | None], ...]:
     """(alias, plan) per root field in order; `None` for `__typename`."""
     schema = given.schema
     root_type = schema.mutation_type
@@ -188,12 +190,24 @@ def _mutation_roots(
         role=given.role,
         pattern_limit=given.pattern_limit,
     )
-    out: list[tuple[str, MutationRoot | None]] = []
+    out: list[tuple[str, MutationRoot | str | None]] = []
     fields = collect_fields(schema, fragments, given.variables, root_type, op.selection_set)
     for alias, nodes in fields.items():
         name = nodes[0].name.value
         if name == "__typename":
             out.append((alias, None))
+        elif NAMESPACE_EXTENSION in root_type.fields[name].extensions:
+            space = get_named_type(root_type.fields[name].type)
+            inner = [s for n in nodes if n.selection_set for s in n.selection_set.selections]
+            found = collect_fields(
+                schema, fragments, given.variables, space, SelectionSetNode(selections=tuple(inner))
+            )
+            for key, group in found.items():
+                flat, field_name = flat_alias(alias, key), group[0].name.value
+                if field_name == "__typename":
+                    out.append((flat, space.name))
+                else:
+                    out.append((flat, planner.mutation_root(flat, space.fields[field_name], group)))
         else:
             out.append((alias, planner.mutation_root(alias, root_type.fields[name], nodes)))
     return tuple(out)

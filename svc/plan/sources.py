@@ -53,17 +53,17 @@ def query_steps(
 
 
 def mutation_steps(
-    roots: Sequence[tuple[str, MutationRoot | None]],
-) -> list[tuple[str, tuple[tuple[str, MutationRoot | None], ...]]]:
+    roots: Sequence[tuple[str, MutationRoot | str | None]],
+) -> list[tuple[str, tuple[tuple[str, MutationRoot | str | None], ...]]]:
     """`(source, roots)` of a mutation: all of `roots` when they write one source, else
     one entry per root field in order (`__typename` with the first)."""
-    sources = {root.table.source for _, root in roots if root is not None}
+    sources = {root.table.source for _, root in roots if isinstance(root, MutationRoot)}
     if len(sources) <= 1:
         return [(sources.pop() if sources else DEFAULT_SOURCE, tuple(roots))]
-    out: list[tuple[str, tuple[tuple[str, MutationRoot | None], ...]]] = []
-    loose = [(alias, root) for alias, root in roots if root is None]
+    out: list[tuple[str, tuple[tuple[str, MutationRoot | str | None], ...]]] = []
+    loose = [(alias, root) for alias, root in roots if not isinstance(root, MutationRoot)]
     for alias, root in roots:
-        if root is not None:
+        if isinstance(root, MutationRoot):
             out.append((root.table.source, ((alias, root),)))
     first_source, first_roots = out[0]
     out[0] = (first_source, (*loose, *first_roots))

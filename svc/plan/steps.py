@@ -27,7 +27,7 @@ class MutationPlan:
     """A planned mutation operation: `(alias, root)` per root field in response order,
     `None` for `__typename` (`svc.api.mutation` runs them in one transaction)."""
 
-    roots: tuple[tuple[str, MutationRoot | None], ...]
+    roots: tuple[tuple[str, MutationRoot | str | None], ...]
 
 
 class StepKind(StrEnum):

@@ -40,10 +40,12 @@ from svc.errors import ErrorCode
 from svc.ir.leave_out import Candidate, candidates, definition, leave_out
 from svc.ir.model import Inconsistency, Ir
 from svc.ir.role_view import role_view
+from svc.ir.source_tables import namespaces
 from svc.ir.unsupported_issues import type_relationship_issue
 from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteType, remote_schemas
 from svc.schema.build import build_schema
+from svc.schema.namespaces import apply_namespaces
 from svc.schema.remote_merge import add_source_joins, merge_remotes
 from svc.schema.remote_registry import RemoteRegistry
 from svc.session_vars import is_admin
@@ -227,6 +229,7 @@ class _RoleBuild:
             built = build_schema(ir, self.role, view=view, streaming=self.streaming)
             built = merge_remotes(built, md, self.role, self.remotes, unresolved)
             add_source_joins(built, ir.source_joins)  # relationships to other sources
+            built = apply_namespaces(built, namespaces(md))  # last: the roots move
             errors = [e for e in validate_schema(built) if not _white_lie(e.message)]
         except Exception as exc:  # graphql-core: TypeError, ValueError, GraphQLError, …
             return None, str(exc) or type(exc).__name__
