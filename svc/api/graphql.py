@@ -419,12 +419,6 @@ class GraphQLService:
             if not planned.database_only:
                 raise _not_explainable(prepared.operation, planned)
             plan = planned.query
-            if plan.kind == "subscription" and plan.namespaced:
-                raise SvcError(
-                    ErrorCode.NOT_SUPPORTED,
-                    "subscriptions to the root fields of a source's namespace are not "
-                    "supported yet",
-                )
             statement, aliases = render_query(plan)
             db = self.sources.database(planned.database.source)
             compiled = Compiled(plan, statement, aliases, db)

@@ -6,14 +6,11 @@ prefix and suffix around it, as the reference builds it (`customizeNamespace`,
 
 The planner flattens a namespace field into ordinary root fields under aliases that
 say both names (`flat_alias`), so statements, steps and limits see plain roots; the
-answer is nested back where it is written (`nest_data`, and byte by byte in
-`svc.api.graphql`). Subscriptions under a namespace are refused for now (README "Not
-yet").
+answer is nested back where it is written (`nested_body`: queries and mutations;
+`svc.sql.live.root_object`: live queries and streams, in SQL).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import msgspec
 
@@ -23,7 +20,6 @@ __all__ = [
     "NAMESPACE_EXTENSION",
     "flat_alias",
     "is_flat",
-    "nest_data",
     "nested_body",
     "split_alias",
 ]
@@ -50,23 +46,6 @@ def split_alias(alias: str) -> tuple[str | None, str]:
 def is_flat(alias: str) -> bool:
     """Whether `alias` is a field inside a namespace (`flat_alias`)."""
     return alias.startswith(_PREFIX)
-
-
-def nest_data(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` (root alias → answer) with the fields of each namespace inside their
-    namespace field's alias, in order."""
-    if not any(is_flat(k) for k in data):
-        return data
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        space, alias = split_alias(key)
-        if space is None:
-            out[key] = value
-        else:
-            inner = out.setdefault(space, {})
-            if isinstance(inner, dict):
-                inner[alias] = value
-    return out
 
 
 def nested_body(aliases: list[str], answers: list[bytes]) -> bytes:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from svc.errors import ErrorCode, SvcError
+from svc.plan.namespaces import split_alias
 from svc.plan.nodes import Aggregate, Param, QueryPlan, Select, SessionJson, SessionRef, Typename
 from svc.sql.render import Renderer, ident, literal
 
@@ -68,6 +69,27 @@ class LiveStatement:
     synthetic: tuple[Param, ...]
 
 
+def root_object(parts: list[tuple[str, str]]) -> str:
+    """`json_build_object(…)` of each root's alias and SQL value, the roots of a source's
+    namespace (flattened aliases, `svc.plan.namespaces`) inside an object of their own."""
+    items: list[str] = []
+    group: list[str] = []
+    space: str | None = None
+    for alias, value in parts:
+        outer, name = split_alias(alias)
+        if outer != space and space is not None:
+            items.append(f"{literal(space)}, json_build_object({', '.join(group)})")
+            group = []
+        space = outer
+        if outer is None:
+            items.append(f"{literal(name)}, {value}")
+        else:
+            group.append(f"{literal(name)}, {value}")
+    if space is not None:
+        items.append(f"{literal(space)}, json_build_object({', '.join(group)})")
+    return f"json_build_object({', '.join(items)})"
+
+
 def render_live(plan: QueryPlan) -> LiveStatement:
     """The multiplexed statement answering every root of a subscription `plan`. Raises
     `SvcError` `validation-failed` for an introspection root (`__schema`, `__type`),
@@ -78,7 +100,7 @@ def render_live(plan: QueryPlan) -> LiveStatement:
     if is_stream(plan):
         return render_stream(plan)
     r = _CohortRenderer()
-    parts: list[str] = []
+    parts: list[tuple[str, str]] = []
     for root in plan.roots:
         sel = root.select
         if isinstance(sel, Typename):
@@ -89,8 +111,8 @@ def render_live(plan: QueryPlan) -> LiveStatement:
             raise SvcError(
                 ErrorCode.VALIDATION_FAILED, "introspection is not supported in subscriptions"
             )
-        parts.append(f"{literal(root.alias)}, {value}")
-    result = f"json_build_object({', '.join(parts)})"
+        parts.append((root.alias, value))
+    result = root_object(parts)
     fld = ident("_fld")
     sql = (
         f"SELECT array_agg({_SUBS}.{ident('cohort_id')}::text), "

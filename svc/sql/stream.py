@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from svc.errors import ErrorCode, SvcError
 from svc.plan.nodes import CursorRef, Param, QueryPlan
 from svc.plan.stream import StreamCursor, StreamSelect
-from svc.sql.live import _SUBS, _VARS, LiveStatement, _CohortRenderer
+from svc.sql.live import _SUBS, _VARS, LiveStatement, _CohortRenderer, root_object
 from svc.sql.render import _needs_row, ident, literal
 
 #: The error for a streaming field beside other root fields (the reference streams one).
@@ -95,8 +95,8 @@ def render_stream(plan: QueryPlan) -> StreamStatement:
         f"array_agg({fld}.{ident('result')}), array_agg({fld}.{ident('cursor')}) "
         f"FROM unnest($1::text[]::uuid[], $2::text[]::json[]) "
         f"AS {_SUBS}({ident('cohort_id')}, {ident('vars')}) "
-        f"LEFT OUTER JOIN LATERAL (SELECT json_build_object({literal(root.alias)}, "
-        f"{s}.{ident('v')}) AS {ident('result')}, {s}.{ident('c')} AS {ident('cursor')} "
+        f"LEFT OUTER JOIN LATERAL (SELECT {root_object([(root.alias, f'{s}.' + ident('v'))])}"
+        f" AS {ident('result')}, {s}.{ident('c')} AS {ident('cursor')} "
         f"FROM ({inner}) AS {s}) AS {fld} ON true"
     )
     return StreamStatement(

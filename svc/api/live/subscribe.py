@@ -26,6 +26,7 @@ from svc.api.live.registry import LiveQueries
 from svc.api.live.stream import add_stream, stream_vars
 from svc.api.state import State
 from svc.errors import SvcError, validation_failed
+from svc.plan.namespaces import split_alias
 from svc.session_vars import is_admin
 from svc.sql.stream import StreamStatement
 
@@ -56,7 +57,9 @@ async def subscribe(
         raise validation_failed("no subscriptions exist", "$")
     service.admit(state, role, session, req)
     compiled, variables, statement = service.compile_live(state, role, req, prepared)
-    if len(compiled.plan.roots) > 1 and not prepared.multiple_roots:
+    # Counted at the top level: a source's namespace is one field (`svc.plan.namespaces`).
+    top = {split_alias(root.alias)[0] or root.alias for root in compiled.plan.roots}
+    if len(top) > 1 and not prepared.multiple_roots:
         raise validation_failed("subscriptions must select one top level field")
     timeout = service.limits(state, role).timeout
     if isinstance(statement, StreamStatement):  # `x_stream` (svc.api.live.stream)
