@@ -374,7 +374,8 @@ def main(argv: list[str] | None = None) -> int:
             "rate of one"
         )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"scale-{today()}{'-quick' if args.quick else ''}.json"
+    part = "-big" if args.skip_sources else ""
+    path = RESULTS / f"scale{part}-{today()}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps({"args": vars(args), **results}, indent=1) + "\n")
     say(f"saved {path}")
     for line in failed:
