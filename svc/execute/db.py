@@ -75,6 +75,8 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 
 
 _SETTINGS = {"timezone": "UTC", "application_name": "svc"}
+# Seconds a connection gets to close gracefully at shutdown before it is terminated.
+CLOSE_WAIT_S = 1.0
 _STATEMENT_CACHE = 1024  # prepared statements kept per connection (asyncpg's LRU)
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection before answering "connection error"
 _SETTLE_FIRST = 1.0  # seconds to wait for a cancel's acknowledgement before cancelling again
@@ -272,7 +274,9 @@ class ReadConnections:
             task.cancel()
         for conn in list(self.opened):
             with contextlib.suppress(Exception):
-                await conn.close(timeout=5)
+                await conn.close(timeout=CLOSE_WAIT_S)
+            if not conn.is_closed():
+                conn.terminate()
         self.opened.clear()
 
 
@@ -356,11 +360,16 @@ class Database:
         return cls(pool, url, reads, statement_timeout)
 
     async def close(self) -> None:
-        """Close every connection."""
+        """Close every connection: gracefully within `CLOSE_WAIT_S` seconds, then at once
+        (a connection a cancelled request still holds must not hold the shutdown: its
+        statement was cancelled already)."""
         if self.replicas is not None:
             await self.replicas.close()
         await self.reads.close()
-        await self.pool.close()
+        try:
+            await asyncio.wait_for(self.pool.close(), CLOSE_WAIT_S)
+        except TimeoutError:
+            self.pool.terminate()
 
     def limit_anonymous(self, slots: int) -> None:
         """Let at most `slots` statements of requests without credentials (`ANONYMOUS`) run
