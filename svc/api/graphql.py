@@ -468,7 +468,10 @@ class GraphQLService:
         if is_admin(role):
             return 0
         if self.defaults.answer_rows > 0:
-            cache = self._stats.setdefault(id(db), (db, StatsCache()))[1]
+            found = self._stats.get(id(db))
+            if found is None:  # one per database, made once (not per request)
+                found = self._stats[id(db)] = (db, StatsCache())
+            cache = found[1]
             stats = await cache.current(db)
             check_rows(plan, stats, variables, self.defaults.answer_rows, role)
         return self.defaults.answer_bytes

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
+from svc.plan.nodes import NAMESPACE_ALIAS_PREFIX
 from svc.schema.namespaces import NAMESPACE_EXTENSION
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
     "split_alias",
 ]
 
-_PREFIX = "__svc_ns_"
+_PREFIX = NAMESPACE_ALIAS_PREFIX  # one rule: `QueryPlan.namespaced` reads it too
 
 
 def flat_alias(namespace_alias: str, alias: str) -> str:

@@ -356,6 +356,10 @@ class RootField:
     select: Select | Aggregate | Typename | None  # None: introspection (graphql-core runs it)
 
 
+# The start of a root alias inside a source's namespace (`svc.plan.namespaces.flat_alias`).
+NAMESPACE_ALIAS_PREFIX = "__svc_ns_"
+
+
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
     """A planned query operation, its root fields in response order."""
@@ -366,6 +370,4 @@ class QueryPlan:
     @property
     def namespaced(self) -> bool:
         """Whether a root is inside a source's namespace (`svc.plan.namespaces`)."""
-        from svc.plan.namespaces import is_flat  # the one rule for those aliases
-
-        return any(is_flat(root.alias) for root in self.roots)
+        return any(root.alias.startswith(NAMESPACE_ALIAS_PREFIX) for root in self.roots)
