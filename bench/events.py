@@ -3,7 +3,9 @@
 1. Delivery: one `svc serve --workers 1` (default event options) delivers N events (a
    `generate_series` insert into a table with an insert trigger) to a local webhook
    (an asyncio server in its own process, answering 204); events per second from the insert's
-   commit until `event_log` shows all delivered. Target: >= 1,000/s.
+   commit until `event_log` shows all delivered, and the server's peak RSS meanwhile. Run
+   once per HTTP client library behind `svc/outbound` (`SVC_GRAPHQL_OUTBOUND_CLIENT`:
+   httpx, aiohttp), each on a fresh database, in the same run. Target: >= 1,000/s.
 2. Capture: insert mutations per second (`insert_<t>_one`, `--concurrency` clients) on a
    table without and with an event trigger, rounds alternating; the server runs with
    `--events-fetch-interval 3600` so only capture is measured. Target: <= 15% slower.
@@ -28,7 +30,7 @@ import asyncpg
 import httpx
 
 from bench.common import RESULTS, ROOT, create_database, free_port, postgres, say, today
-from bench.servers import Server, _spawn
+from bench.servers import RssSampler, Server, _spawn
 
 
 class _Hook(asyncio.Protocol):
@@ -76,12 +78,14 @@ def fast_hook() -> Iterator[str]:
         proc.join()
 
 
-def start(db_url: str, *extra: str) -> Server:
-    """`svc serve --workers 1` on `db_url` with `extra` options, ready."""
+def start(db_url: str, *extra: str, library: str = "aiohttp") -> Server:
+    """`svc serve --workers 1` on `db_url` with `extra` options and the outbound client
+    `library`, ready."""
     port = free_port()
     cmd = [sys.executable, "-m", "svc", "serve", "--database-url", db_url, "--workers", "1"]
     cmd += ["--server-host", "127.0.0.1", "--server-port", str(port), *extra]
-    server = _spawn("svc-events", cmd, {"SVC_GRAPHQL_LOG_REQUESTS": "false"}, ROOT, "")
+    env = {"SVC_GRAPHQL_LOG_REQUESTS": "false", "SVC_GRAPHQL_OUTBOUND_CLIENT": library}
+    server = _spawn("svc-events", cmd, env, ROOT, "")
     server.url = f"http://127.0.0.1:{port}"
     _wait(server)
     return server
@@ -189,6 +193,29 @@ def measure_capture(server: Server, count: int, concurrency: int, rounds: int) -
     return {t: statistics.median(r) for t, r in rates.items()}
 
 
+LIBRARIES = ("httpx", "aiohttp")
+
+
+def measure_libraries(
+    admin: str, hook_url: str, events: int, pool_size: int, libraries: tuple[str, ...] = LIBRARIES
+) -> dict[str, Any]:
+    """Per outbound library: events delivered per second and the server's peak RSS (MB,
+    the whole `svc serve` tree) while `events` drain, each on a fresh database."""
+    out: dict[str, Any] = {}
+    for library in libraries:
+        db = asyncio.run(create_database(admin, f"events_{library}"))
+        server = start(db, "--events-http-pool-size", str(pool_size), library=library)
+        try:
+            setup(server, hook_url)
+            say(f"{library}: delivering {events} events")
+            with RssSampler(server.proc.pid) as rss:
+                rate = measure_delivery(db, server, events)
+            out[library] = {"per_s": round(rate, 1), "peak_rss_mb": round(rss.peak_total_kb / 1024)}
+        finally:
+            server.stop()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.events", description=__doc__)
     parser.add_argument("--events", type=int, default=10_000)
@@ -198,18 +225,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pool-size", type=int, default=100, help="--events-http-pool-size of the server"
     )
+    parser.add_argument(
+        "--backlog-only",
+        action="store_true",
+        help="only aiohttp's delivery of --events (e.g. 100000: the backlog drain) and its RSS",
+    )
     args = parser.parse_args(argv)
     with postgres() as admin, fast_hook() as hook_url:
+        if args.backlog_only:
+            drained = measure_libraries(admin, hook_url, args.events, args.pool_size, ("aiohttp",))
+            print(json.dumps({"date": today(), "events": args.events, **drained}, indent=2))
+            return 0
+        libraries = measure_libraries(admin, hook_url, args.events, args.pool_size)
+        rate = libraries["aiohttp"]["per_s"]
         db = asyncio.run(create_database(admin, "events"))
-        server = start(db, "--events-http-pool-size", str(args.pool_size))
-        try:
-            setup(server, hook_url)
-            say(f"delivering {args.events} events")
-            rate = measure_delivery(db, server, args.events)
-        finally:
-            server.stop()
         server = start(db, "--events-fetch-interval", "3600")
         try:
+            setup(server, hook_url)
             say(f"capture: {args.rounds} rounds of {args.inserts} inserts per table")
             capture = measure_capture(server, args.inserts, args.concurrency, args.rounds)
             per_row = asyncio.run(row_cost(db, 20_000, args.rounds))
@@ -221,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "events": args.events,
         "events_http_pool_size": args.pool_size,
         "delivered_per_s": round(rate, 1),
+        "delivery_by_library": libraries,
         "inserts_per_s_without_trigger": round(capture["plain"], 1),
         "inserts_per_s_with_trigger": round(capture["evt"], 1),
         "capture_slowdown": round(slower, 4),
@@ -230,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         "capture_target_pass": slower <= 0.15,
     }
     print(json.dumps(result, indent=2))
+    for library, figures in libraries.items():
+        print(f"{library}: {figures['per_s']:.0f} events/s, peak RSS {figures['peak_rss_mb']} MB")
+    ratio = libraries["aiohttp"]["per_s"] / libraries["httpx"]["per_s"]
+    print(f"aiohttp / httpx: {ratio:.2f}x")
     print(f"delivery {rate:.0f} events/s (target >= 1000): {'PASS' if rate >= 1000 else 'FAIL'}")
     extra = per_row["evt"] - per_row["plain"]
     rows = f"{per_row['plain']:.1f} -> {per_row['evt']:.1f}"

@@ -160,8 +160,17 @@ def test_header_forms_round_trip_and_bad_forms_are_refused() -> None:
 # ---------------------------------------------------------------- calls
 
 
-async def test_a_call_returns_status_headers_body_and_elapsed(srv: HttpFixture) -> None:
-    client = OutboundClient()
+@pytest.fixture(params=["aiohttp", "httpx"])
+def library(request: pytest.FixtureRequest) -> str:
+    """Each call test runs on both libraries `svc.outbound` can use
+    (`SVC_GRAPHQL_OUTBOUND_CLIENT`): they must answer and fail alike."""
+    return str(request.param)
+
+
+async def test_a_call_returns_status_headers_body_and_elapsed(
+    srv: HttpFixture, library: str
+) -> None:
+    client = OutboundClient(library=library)
     response = await client.request(
         "POST", srv.url("/echo?q=1"), headers=[("x-in", "hello")], content=b'{"a": 1}'
     )
@@ -178,15 +187,54 @@ async def test_a_call_returns_status_headers_body_and_elapsed(srv: HttpFixture) 
     await client.close()
 
 
-async def test_any_status_is_an_answer(srv: HttpFixture) -> None:
-    client = OutboundClient()
+async def test_headers_go_as_given(srv: HttpFixture, library: str) -> None:
+    """Only the caller's headers and svc's User-Agent (unless removed): no content type
+    the caller did not give (aiohttp would add octet-stream), none of `without`."""
+    client = OutboundClient(library=library)
+    await client.request("POST", srv.url("/echo"), headers={"x-in": "a"}, content=b"raw")
+    await client.request(
+        "POST",
+        srv.url("/echo"),
+        headers=[(b"Content-Type", b"application/json"), (b"x-in", b"b")],
+        content=b"{}",
+        without=["User-Agent", "x-in"],
+    )
+    first, second = (r.headers for r in srv.requests)
+    assert "content-type" not in first and first["user-agent"].startswith("svc/")
+    assert second["content-type"] == "application/json"
+    assert "user-agent" not in second and "x-in" not in second
+    await client.close()
+
+
+async def test_proxies_from_the_environment(
+    srv: HttpFixture, library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`HTTP_PROXY` sends plain-HTTP calls through the proxy (absolute-form target), as
+    httpx and the reference's HTTP manager (`proxyEnvironment`) do; `NO_PROXY` exempts."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", srv.url(""))
+    client = OutboundClient(library=library)
+    await client.request("GET", "http://svc-proxied.invalid/x")
+    assert srv.requests[0].path == "http://svc-proxied.invalid/x"
+    await client.close()
+    monkeypatch.setenv("NO_PROXY", "svc-direct.invalid")
+    client = OutboundClient(library=library)
+    with pytest.raises(OutboundError) as info:
+        await client.request("GET", "http://svc-direct.invalid/x", timeout=5)
+    assert info.value.kind == "connection" and len(srv.requests) == 1
+    await client.close()
+
+
+async def test_any_status_is_an_answer(srv: HttpFixture, library: str) -> None:
+    client = OutboundClient(library=library)
     response = await client.request("GET", srv.url("/missing"))
     assert (response.status, response.body) == (404, b"not found")
     await client.close()
 
 
-async def test_failures_are_typed(srv: HttpFixture) -> None:
-    client = OutboundClient(connect_timeout=2)
+async def test_failures_are_typed(srv: HttpFixture, library: str) -> None:
+    client = OutboundClient(connect_timeout=2, library=library)
     cases = [
         (srv.url("/slow"), 0.1, "timeout", "Response timeout"),
         (f"http://127.0.0.1:{free_port()}/", None, "connection", "Connection failure"),
@@ -210,8 +258,8 @@ async def test_failures_are_typed(srv: HttpFixture) -> None:
     await client.close()
 
 
-async def test_connections_are_reused(srv: HttpFixture) -> None:
-    client = OutboundClient()
+async def test_connections_are_reused(srv: HttpFixture, library: str) -> None:
+    client = OutboundClient(library=library)
     for _ in range(10):
         assert (await client.request("GET", srv.url("/twice"))).status == 200
     assert len({r.port for r in srv.requests}) == 1  # one keep-alive connection
@@ -221,8 +269,8 @@ async def test_connections_are_reused(srv: HttpFixture) -> None:
     await client.close()
 
 
-async def test_concurrent_calls_are_bounded_by_the_pool(srv: HttpFixture) -> None:
-    client = OutboundClient(pool_size=3)
+async def test_concurrent_calls_are_bounded_by_the_pool(srv: HttpFixture, library: str) -> None:
+    client = OutboundClient(pool_size=3, library=library)
     started = time.monotonic()
     answers = await asyncio.gather(*(client.request("GET", srv.url("/slow")) for _ in range(9)))
     took = time.monotonic() - started
@@ -233,7 +281,7 @@ async def test_concurrent_calls_are_bounded_by_the_pool(srv: HttpFixture) -> Non
     await client.close()
 
 
-async def test_a_pool_of_several_shards_keeps_its_bound(srv: HttpFixture) -> None:
+async def test_a_pool_of_several_shards_keeps_its_bound(srv: HttpFixture, library: str) -> None:
     """pool_size 25 is three httpx pools (10, 10, 5): all 25 connections are used, never
     more, and the other calls wait for a free one as with one pool."""
 
@@ -244,7 +292,7 @@ async def test_a_pool_of_several_shards_keeps_its_bound(srv: HttpFixture) -> Non
         return Reply(200, b"ok")
 
     srv.route("/gate", gate)
-    client = OutboundClient(pool_size=25)
+    client = OutboundClient(pool_size=25, library=library)
     answers = await asyncio.gather(*(client.request("GET", srv.url("/gate")) for _ in range(50)))
     assert [a.status for a in answers] == [200] * 50
     assert srv.max_in_flight == 25
@@ -267,3 +315,17 @@ def test_the_shared_client_survives_event_loops(server: HttpFixture) -> None:
     asyncio.run(close_shared())
     assert shared_client() is client
     configure_shared()
+
+
+def test_the_library_is_chosen_by_configuration() -> None:
+    """aiohttp unless `SVC_GRAPHQL_OUTBOUND_CLIENT=httpx`; another name stops the server at
+    start (`Config.from_env`), naming the variable."""
+    from svc.config import Config, outbound_client
+
+    assert outbound_client({}) == "aiohttp"
+    assert outbound_client({"SVC_GRAPHQL_OUTBOUND_CLIENT": " HTTPX "}) == "httpx"
+    with pytest.raises(ValueError, match="SVC_GRAPHQL_OUTBOUND_CLIENT"):
+        Config.from_env({"SVC_GRAPHQL_OUTBOUND_CLIENT": "curl"})
+    assert OutboundClient(library="httpx").library == "httpx"
+    with pytest.raises(ValueError, match="unknown outbound client library"):
+        OutboundClient(library="curl")
