@@ -109,6 +109,7 @@ def test_gauges_and_build_times(srv: ServerProcess) -> None:
     assert value(samples, "svc_metadata_resource_version") >= 1
     assert value(samples, "svc_postgres_connections", state="open") >= 1
     assert value(samples, "svc_metadata_inconsistent_objects") == 0
+    assert value(samples, "svc_asyncio_tasks") >= 1  # at least the answering worker's own
     builds = value(samples, "svc_schema_build_seconds_count", stage="schema")
     assert builds >= 1 and value(samples, "svc_schema_build_seconds_count", stage="ir") >= 1
     # a metadata change is a new version and new schemas

@@ -14,6 +14,7 @@ What is counted (every name starts `svc_`):
 | `svc_websocket_connections`, `svc_websocket_operations` | gauge (sum) | |
 | `svc_live_queries`, `svc_live_cohorts`, `svc_live_subscribers` | gauge (sum) | |
 | `svc_read_replica_failures` | gauge (sum of each worker's count since it started) | |
+| `svc_asyncio_tasks` | gauge (sum) | |
 | `svc_queue_events` | gauge (latest read, at scrape) | kind, state (`pending`, `failed`) |
 
 `endpoint` is the route (`/v1/graphql`, `/v1/metadata`, `/api/rest`, `/console`, …; any
@@ -150,6 +151,8 @@ class Metrics:
             "Statements a read replica could not take (answered by the primary)",
             "livesum",
         )
+        # A soak reads it: a task leaked per request or subscription shows as growth.
+        self.tasks = gauge("svc_asyncio_tasks", "asyncio tasks alive in the workers", "livesum")
         # the database's queues: every worker sees the same rows, the latest read wins
         self.queues = Gauge(
             "svc_queue_events",
@@ -245,6 +248,10 @@ class Metrics:
         sessions = list(self.app.ws.sessions)
         self.ws_connections.set(len(sessions))
         self.ws_operations.set(sum(len(s.ops) for s in sessions))
+        try:
+            self.tasks.set(len(asyncio.all_tasks()))
+        except RuntimeError:  # no running loop (a test calling it directly)
+            pass
         engine = self.app.engine
         if engine is None:
             return
