@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from svc.api.nested_update import run_nested_update
 from svc.errors import SvcError
 from svc.execute.db import Connection, Database, PostgresError
 from svc.execute.errors import map_query_error
@@ -22,6 +23,7 @@ from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.mutation import Insert, InsertRow, MutationRoot
 from svc.plan.namespaces import is_flat, nested_body
+from svc.plan.nested_update import NestedUpdate
 from svc.plan.nodes import Const, Param
 from svc.session_vars import session_json
 from svc.sql.live_watch import NOTIFY_WRITES_SQL
@@ -106,6 +108,9 @@ class MutationRunner:
         return row[0]
 
     async def _write(self, write: Any, root: MutationRoot) -> bytes:
+        if isinstance(write, NestedUpdate):  # statement by statement (`svc.api.nested_update`)
+            text = await run_nested_update(self, write, root)
+            return b"null" if text is None else _as_bytes(text)
         if isinstance(write, Insert) and (write.nested or not write.rows):
             count, rows = await self._insert_rows(write, {})
             stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)

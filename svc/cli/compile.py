@@ -53,6 +53,7 @@ from svc.metadata.model import DEFAULT_SOURCE, Metadata
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
 from svc.plan.mutation import Insert
+from svc.plan.nested_update import NestedUpdate
 from svc.plan.nodes import Const, Param, QueryPlan, SessionJson, SessionRef, VarRef
 from svc.plan.operation import PlanInput, plan_operation
 from svc.plan.steps import ActionLogStep, DatabaseStep, HttpStep, JoinStep, StepKind
@@ -60,6 +61,7 @@ from svc.schema import build_schema
 from svc.schema.remote_registry import RemoteRegistry
 from svc.schema.role_schema import role_schema
 from svc.sql.mutation import render_write
+from svc.sql.nested_update import tree_statements
 from svc.sql.render import Statement, render_query, render_root
 
 
@@ -371,6 +373,9 @@ def _database_sql(step: DatabaseStep) -> list[tuple[str, Output]]:
             out.append((alias, render_root(root.query)))
             continue
         for write in root.writes:
+            if isinstance(write, NestedUpdate):  # a statement per level, then the answer
+                out.extend((alias, s) for s in tree_statements(write))
+                continue
             nested = isinstance(write, Insert) and (write.nested or not write.rows)
             out.append((alias, None if nested else render_write(write, root)))
     return out

@@ -9,7 +9,7 @@ insert first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
 
@@ -34,6 +34,9 @@ from svc.plan.nodes import (
 from svc.plan.permissions import filter_exp
 from svc.schema.info import FieldInfo, FieldKind
 from svc.session_vars import is_session_variable
+
+if TYPE_CHECKING:
+    from svc.plan.nested_update import NestedUpdate
 
 UPDATE_OPS = (
     "_set",
@@ -135,7 +138,7 @@ class MutationRoot:
     `row_fields`; otherwise a mutation response with `output`; `many` for `update_x_many`."""
 
     alias: str
-    writes: tuple[Insert | Update | Delete, ...]
+    writes: tuple[Insert | Update | Delete | NestedUpdate, ...]
     table: Table
     single: bool
     output: tuple[tuple[str, OutputItem], ...] = ()
@@ -180,7 +183,7 @@ class MutationPlanner(Planner):
             )
             return self._answer(
                 alias,
-                (self._update(table, args, where),),
+                (self._update_or_nested(table, args, where),),
                 table,
                 field,
                 nodes,
@@ -197,7 +200,7 @@ class MutationPlanner(Planner):
     def _answer(
         self,
         alias: str,
-        writes: tuple[Insert | Update | Delete, ...],
+        writes: tuple[Insert | Update | Delete | NestedUpdate, ...],
         table: Table,
         field: GraphQLField,
         nodes: list[FieldNode],
@@ -322,6 +325,16 @@ class MutationPlanner(Planner):
         return OnConflict(str(self.reader.concrete(value.get("constraint"))), columns, where)
 
     # -- updates ------------------------------------------------------------------------
+    def _update_or_nested(
+        self, table: Table, args: dict[str, Any], where: BoolExp
+    ) -> Update | NestedUpdate:
+        """An update, or with a `_nested` argument a nested update's tree."""
+        if self.reader.concrete(args.get("_nested")) is None:
+            return self._update(table, args, where)
+        from svc.plan.nested_update import plan_nested_update  # it imports this module
+
+        return plan_nested_update(self, table, args, where)
+
     def _update(self, table: Table, args: dict[str, Any], where: BoolExp) -> Update:
         by_gql = {c.gql_name: c for c in table.columns}
         sets: list[UpdateSet] = []

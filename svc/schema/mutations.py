@@ -25,6 +25,7 @@ from graphql import (
 from svc.ir.model import Column, Table
 from svc.schema.info import AFFECTED_ROWS, RETURNING, FieldKind
 from svc.schema.info import info as _info
+from svc.schema.nested_updates import NESTED_ARG, NestedUpdateTypes
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
@@ -332,10 +333,12 @@ class MutationTypes:
         b, t = self.b, self.t
         rf = table.root_fields
         upd = self.update_args(table)
+        nested = NestedUpdateTypes(self).argument(table)  # `_nested` (nested updates)
+        one = {**upd, NESTED_ARG: nested} if nested is not None else upd
         out = {
             rf.update: t.field(
                 self.response(table),
-                {**upd, "where": t.argument(b.nn(b.bool_exp(table)), UPDATE_WHERE)},
+                {**one, "where": t.argument(b.nn(b.bool_exp(table)), UPDATE_WHERE)},
                 f'update data of the table: "{table.name}"',
                 _info(FieldKind.UPDATE, table=table),
             )
@@ -343,7 +346,7 @@ class MutationTypes:
         if has_pk:
             out[rf.update_by_pk] = t.field(
                 b.object_type(table),
-                {**upd, "pk_columns": t.argument(b.nn(self.pk_columns(table)))},
+                {**one, "pk_columns": t.argument(b.nn(self.pk_columns(table)))},
                 f'update single row of the table: "{table.name}"',
                 _info(FieldKind.UPDATE_BY_PK, table=table),
             )

@@ -1,0 +1,73 @@
+"""Run a nested update (`svc.plan.nested_update.NestedUpdate`) inside the mutation's
+transaction, through the `MutationRunner` that runs the other writes.
+
+Order: the root level's statement; then, for each relationship of its rows, the
+`_delete`, the `_update`s (each level recursing into its own `_nested` with the rows it
+matched) and the `_insert` (the nested insert of `svc.api.mutation`, once per parent row,
+its relationship columns filled from the parent); last the answer, one statement over the
+root rows that reads the related tables as written. A failed permission check or
+constraint anywhere raises (`MutationRunner._fetch`), and the caller's transaction rolls
+back every statement, so nothing of the request is written and no event is captured.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from svc.plan.mutation import MutationRoot
+from svc.plan.nested_update import NestedUpdate, RelWrites
+from svc.plan.nodes import Const, Param
+from svc.sql.mutation import render_answer_from_rows
+from svc.sql.nested_update import Parents, render_delete_rows, render_update_rows
+
+if TYPE_CHECKING:
+    from svc.api.mutation import MutationRunner
+
+_decode = msgspec.json.decode
+
+
+async def run_nested_update(runner: MutationRunner, tree: NestedUpdate, root: MutationRoot) -> Any:
+    """Write `tree` and answer `root` (its JSON text or bytes; None for a `_by_pk` field
+    whose row was not matched). `affected_rows` counts every row written: updated,
+    deleted and inserted at every level (as nested inserts count theirs); rows a level
+    only read (no operator given) are not counted."""
+    count, rows = await _level(runner, tree, None)
+    stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)
+    return await runner._fetch(stmt)
+
+
+async def _level(
+    runner: MutationRunner, tree: NestedUpdate, parents: Parents | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """Run one level and what hangs below it; (rows written, this level's rows)."""
+    text = await runner._fetch(render_update_rows(tree.update, parents))
+    rows: list[dict[str, Any]] = _decode(text) if text is not None else []
+    count = len(rows) if tree.update.sets else 0
+    if not rows:
+        return count, rows
+    for rel in tree.nested:
+        count += await _relationship(runner, tree, rel, rows)
+    return count, rows
+
+
+async def _relationship(
+    runner: MutationRunner, tree: NestedUpdate, rel: RelWrites, rows: list[dict[str, Any]]
+) -> int:
+    """The writes through `rel` of `rows` (delete, updates, insert); rows written."""
+    near = [n for n, _ in rel.mapping]
+    keys = [{c: row.get(c) for c in near} for row in rows]
+    parents = Parents(tree.update.table, rel.mapping, Param(Const(keys), "json"))
+    count = 0
+    if rel.delete is not None:
+        count += int(await runner._fetch(render_delete_rows(rel.delete, parents)) or 0)
+    for child in rel.updates:
+        n, _ = await _level(runner, child, parents)
+        count += n
+    if rel.insert is not None:
+        for row in rows:
+            fixed = {far: row.get(near) for near, far in rel.mapping}
+            n, _ = await runner._insert_rows(rel.insert, fixed)
+            count += n
+    return count

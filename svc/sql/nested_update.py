@@ -1,0 +1,120 @@
+"""Render the statements of a nested update (`svc.plan.nested_update`).
+
+Each level is its own statement, run in order in the mutation's transaction
+(`svc.api.nested_update`), so a later statement sees what earlier ones wrote: the
+related rows' statements, and the answer (`svc.sql.mutation.render_answer_from_rows`),
+which therefore reads the new values of the related rows. A level answers the rows it
+wrote as a JSON array (and, with a permission check, whether every row passed it, as
+`svc.sql.mutation.render_write` does); those rows are the parents of the next level,
+passed back as one typed `json` parameter and joined through the relationship's mapping:
+
+    WITH "_m" AS (
+      UPDATE "public"."article" AS _w SET "title" = $1::text
+      WHERE (<where> AND <role's update filter>)
+        AND EXISTS (SELECT 1 FROM json_populate_recordset(NULL::"public"."author", $2::json)
+                    AS _p WHERE _p."id" = _w."author_id")
+      RETURNING row_to_json(_w.*) AS "_row", (<role's update check>) AS "_check")
+    SELECT coalesce(json_agg("_row"), '[]'), coalesce(bool_and(coalesce("_check", false)), true)
+    FROM "_m"
+
+A level that sets nothing selects its rows `FOR UPDATE` instead (read and locked, not
+written). Separate statements rather than one statement of chained CTEs because the CTEs
+of one statement all see the snapshot from before it, so neither the answer nor a
+permission check of a related row could see the parent's new values, and two CTEs
+updating the same row (a relationship back to the same table) are undefined in Postgres.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svc.metadata.model import QualifiedName
+from svc.plan.mutation import Delete, Update
+from svc.plan.nested_update import NestedUpdate
+from svc.plan.nodes import TRUE, Const, Param
+from svc.sql.mutation import CHECK, UPDATE_EXPRESSIONS, WRITE_ALIAS
+from svc.sql.render import Renderer, Statement, ident, qualified
+
+PARENT_ALIAS = "_p"
+ROW = ident("_row")
+M = ident("_m")
+
+
+@dataclass(frozen=True, slots=True)
+class Parents:
+    """The rows of the level above, joined to the written table: `rows` is a `json`
+    parameter (an array of row objects of `table`), `mapping` pairs (parent column,
+    written table's column)."""
+
+    table: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    rows: Param
+
+
+def _join(r: Renderer, parents: Parents | None) -> str:
+    """` AND EXISTS (… the parent rows … matching _w)`, or "" at the root."""
+    if parents is None:
+        return ""
+    on = " AND ".join(
+        f"{PARENT_ALIAS}.{ident(near)} = {WRITE_ALIAS}.{ident(far)}"
+        for near, far in parents.mapping
+    )
+    rows = f"json_populate_recordset(NULL::{qualified(parents.table)}, {r.param(parents.rows)})"
+    return f" AND EXISTS (SELECT 1 FROM {rows} AS {PARENT_ALIAS} WHERE {on})"
+
+
+def render_update_rows(upd: Update, parents: Parents | None) -> Statement:
+    """One level: `UPDATE` (or, without sets, `SELECT … FOR UPDATE`) of the rows matching
+    `upd.where` (and the parents), answering them as a JSON array; with a check, a second
+    column: whether every updated row passed it (`Statement.check` = "update")."""
+    r = Renderer()
+    where = f"({r.bool_exp(upd.where, WRITE_ALIAS)}){_join(r, parents)}"
+    target = f"{qualified(upd.table)} AS {WRITE_ALIAS}"
+    if not upd.sets:
+        cte = (
+            f"SELECT row_to_json({WRITE_ALIAS}.*) AS {ROW} FROM {target} "
+            f"WHERE {where} FOR UPDATE OF {WRITE_ALIAS}"
+        )
+        sql = f"WITH {M} AS ({cte}) SELECT coalesce(json_agg({ROW}), '[]') FROM {M}"
+        return Statement(sql, tuple(r.params))
+    sets = []
+    for s in upd.sets:
+        column = f"{WRITE_ALIAS}.{ident(s.column)}"
+        sets.append(
+            f"{ident(s.column)} = {UPDATE_EXPRESSIONS[s.op].format(c=column, v=r.param(s.value))}"
+        )
+    returning = f"row_to_json({WRITE_ALIAS}.*) AS {ROW}"
+    passed = ""
+    if upd.check != TRUE:
+        returning += f", ({r.bool_exp(upd.check, WRITE_ALIAS)}) AS {CHECK}"
+        passed = f", coalesce(bool_and(coalesce({CHECK}, false)), true)"
+    cte = f"UPDATE {target} SET {', '.join(sets)} WHERE {where} RETURNING {returning}"
+    sql = f"WITH {M} AS ({cte}) SELECT coalesce(json_agg({ROW}), '[]'){passed} FROM {M}"
+    return Statement(sql, tuple(r.params), "update" if passed else "")
+
+
+def render_delete_rows(dele: Delete, parents: Parents) -> Statement:
+    """`_delete` through an array relationship: the parents' related rows matching
+    `dele.where` (the role's delete filter in it); answers how many were deleted."""
+    r = Renderer()
+    where = f"({r.bool_exp(dele.where, WRITE_ALIAS)}){_join(r, parents)}"
+    cte = f"DELETE FROM {qualified(dele.table)} AS {WRITE_ALIAS} WHERE {where} RETURNING 1"
+    return Statement(f"WITH {M} AS ({cte}) SELECT count(*) FROM {M}", tuple(r.params))
+
+
+PLACEHOLDER_ROWS = "<the rows of the level above, known when it has run>"
+
+
+def tree_statements(tree: NestedUpdate, parents: Parents | None = None) -> list[Statement]:
+    """Every update and delete statement of `tree` in run order (`svc compile`), the rows
+    of a level above as a placeholder `json` parameter (the real ones exist only once it
+    has run). An `_insert` is written row by row and is not listed."""
+    out = [render_update_rows(tree.update, parents)]
+    for rel in tree.nested:
+        rows = Param(Const(PLACEHOLDER_ROWS), "json")
+        below = Parents(tree.update.table, rel.mapping, rows)
+        if rel.delete is not None:
+            out.append(render_delete_rows(rel.delete, below))
+        for child in rel.updates:
+            out.extend(tree_statements(child, below))
+    return out

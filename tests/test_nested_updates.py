@@ -1,0 +1,449 @@
+"""Nested updates (README "Nested updates"): `update_x`/`update_x_by_pk` with `_nested`,
+against a real `svc serve` and Postgres.
+
+The reference has no nested updates; the operation names (`_update`, `_insert`,
+`_delete` per relationship) follow its design note `rfcs/nested-updates.md`
+(hasura/graphql-engine), the permissions follow its update/insert/delete rules as svc's
+root fields apply them (`svc.plan.mutation`): columns, presets, filter, check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support import ServerProcess, create_database
+
+SCHEMA = """
+CREATE TABLE author (id int PRIMARY KEY, name text NOT NULL, rating int NOT NULL DEFAULT 0);
+CREATE TABLE article (id int PRIMARY KEY, title text NOT NULL,
+  author_id int NOT NULL REFERENCES author(id), views int NOT NULL DEFAULT 0,
+  editor text);
+CREATE TABLE note (id serial PRIMARY KEY, article_id int NOT NULL REFERENCES article(id),
+  body text NOT NULL);
+"""
+SEED = """
+DELETE FROM note; DELETE FROM article; DELETE FROM author;
+INSERT INTO author VALUES (1, 'Ada', 1), (2, 'Bob', 2);
+INSERT INTO article VALUES (10, 'A1', 1, 5, NULL), (11, 'A2', 1, 0, NULL),
+  (12, 'A3', 1, 7, NULL), (20, 'B1', 2, 3, NULL);
+INSERT INTO note (article_id, body) VALUES (10, 'n1');
+"""
+USER = {"x-svc-role": "editor", "x-svc-user-id": "7"}
+READER = {"x-svc-role": "reader"}
+
+
+def _perm(kind: str, table: str, role: str, permission: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": f"create_{kind}_permission",
+        "args": {"table": table, "role": role, "permission": permission},
+    }
+
+
+def _steps() -> list[dict[str, Any]]:
+    rel = {"foreign_key_constraint_on": {"table": "article", "column": "author_id"}}
+    notes = {"foreign_key_constraint_on": {"table": "note", "column": "article_id"}}
+    every = {"columns": "*", "filter": {}}
+    return [
+        {"type": "run_sql", "args": {"sql": SCHEMA}},
+        {"type": "track_table", "args": "author"},
+        {"type": "track_table", "args": "article"},
+        {"type": "track_table", "args": "note"},
+        {
+            "type": "create_object_relationship",
+            "args": {
+                "table": "article",
+                "name": "author",
+                "using": {"foreign_key_constraint_on": "author_id"},
+            },
+        },
+        {
+            "type": "create_array_relationship",
+            "args": {"table": "author", "name": "articles", "using": rel},
+        },
+        {
+            "type": "create_array_relationship",
+            "args": {"table": "article", "name": "notes", "using": notes},
+        },
+        # editor: updates authors (rating at most 10), the articles of author 1 (views not
+        # negative; `editor` preset from the session), inserts articles, deletes unviewed
+        # ones; notes are read-only.
+        _perm("select", "author", "editor", every),
+        _perm("select", "article", "editor", every),
+        _perm("select", "note", "editor", every),
+        _perm(
+            "update",
+            "author",
+            "editor",
+            {"columns": ["name", "rating"], "filter": {}, "check": {"rating": {"_lte": 10}}},
+        ),
+        _perm(
+            "update",
+            "article",
+            "editor",
+            {
+                "columns": ["title", "views"],
+                "filter": {"author_id": {"_eq": 1}},
+                "check": {"views": {"_gte": 0}},
+                "set": {"editor": "x-svc-user-id"},
+            },
+        ),
+        _perm(
+            "insert",
+            "article",
+            "editor",
+            {"columns": ["id", "title", "author_id"], "check": {"title": {"_neq": "bad"}}},
+        ),
+        _perm("delete", "article", "editor", {"filter": {"views": {"_eq": 0}}}),
+        # reader: updates authors only; may do nothing to articles or notes
+        _perm("select", "author", "reader", every),
+        _perm("select", "article", "reader", every),
+        _perm("update", "author", "reader", {"columns": ["name"], "filter": {}}),
+    ]
+
+
+@pytest.fixture(scope="module")
+def srv(pg_url: str) -> Iterator[ServerProcess]:
+    s = ServerProcess(create_database(pg_url))
+    try:
+        r = s.query({"type": "bulk", "args": _steps()})
+        assert r.status_code == 200, r.text
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(autouse=True)
+def seed(srv: ServerProcess) -> None:
+    sql(srv, SEED)
+
+
+def sql(srv: ServerProcess, text: str) -> list[list[str]]:
+    r = srv.query({"type": "run_sql", "args": {"sql": text}})
+    assert r.status_code == 200, r.text
+    result: list[list[str]] = r.json().get("result") or []
+    return result[1:]
+
+
+def ok(srv: ServerProcess, query: str, headers: dict[str, str] | None = None, **kw: Any) -> Any:
+    body = srv.graphql(query, headers=headers or {}, **kw)
+    assert "errors" not in body, body
+    return body["data"]
+
+
+def error(srv: ServerProcess, query: str, headers: dict[str, str] | None = None) -> Any:
+    body = srv.graphql(query, headers=headers or {})
+    assert "data" not in body, body
+    return body["errors"][0]
+
+
+# -- array relationships ------------------------------------------------------------------
+def test_array_update_returning_sees_new_values(srv: ServerProcess) -> None:
+    """The parent and the matching related rows are updated; the by_pk answer reads the
+    related rows as written; rows not matching `where` are untouched."""
+    data = ok(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "Ada L"},
+             _nested: {articles: {_update: [
+               {where: {views: {_gt: 4}}, _inc: {views: 100}},
+               {where: {id: {_eq: 11}}, _set: {title: "A2!"}}]}}) {
+             name articles(order_by: {id: asc}) { id title views } } }""",
+    )
+    assert data["update_author_by_pk"] == {
+        "name": "Ada L",
+        "articles": [
+            {"id": 10, "title": "A1", "views": 105},
+            {"id": 11, "title": "A2!", "views": 0},
+            {"id": 12, "title": "A3", "views": 107},
+        ],
+    }
+    # author 2's article matched `views > 4`? no (3), and it is not related anyway
+    assert sql(srv, "SELECT views FROM article WHERE id = 20") == [["3"]]
+
+
+def test_array_update_joins_each_parent(srv: ServerProcess) -> None:
+    """`update_x` (many rows): each updated author's own articles are updated, and only
+    theirs; `affected_rows` counts every row written at every level."""
+    sql(srv, "UPDATE article SET views = 0 WHERE id = 20")
+    data = ok(
+        srv,
+        """mutation { update_author(where: {id: {_in: [2]}}, _inc: {rating: 1},
+             _nested: {articles: {_update: [{where: {}, _set: {title: "T"}}]}}) {
+             affected_rows returning { id rating articles { title } } } }""",
+    )
+    assert data["update_author"] == {
+        "affected_rows": 2,
+        "returning": [{"id": 2, "rating": 3, "articles": [{"title": "T"}]}],
+    }
+    assert sql(srv, "SELECT count(*) FROM article WHERE title = 'T'") == [["1"]]
+
+
+def test_array_delete_update_insert_in_order(srv: ServerProcess) -> None:
+    """`_delete`, then `_update`, then `_insert` (its relationship column filled from the
+    parent): the update does not see the inserted row, the deleted row is gone."""
+    data = ok(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+               _delete: {id: {_eq: 12}},
+               _update: [{where: {}, _inc: {views: 1}}],
+               _insert: {data: [{id: 13, title: "new"}]}}}) {
+             id articles(order_by: {id: asc}) { id title views } } }""",
+    )
+    assert data["update_author_by_pk"]["articles"] == [
+        {"id": 10, "title": "A1", "views": 6},
+        {"id": 11, "title": "A2", "views": 1},
+        {"id": 13, "title": "new", "views": 0},
+    ]
+    # only `_nested`: the author row is read, not written
+    assert sql(srv, "SELECT name, rating FROM author WHERE id = 1") == [["Ada", "1"]]
+
+
+def test_affected_rows_counts_nested_writes(srv: ServerProcess) -> None:
+    data = ok(
+        srv,
+        """mutation { update_author(where: {id: {_eq: 1}}, _set: {rating: 4}, _nested: {
+             articles: {_delete: {id: {_eq: 12}}, _insert: {data: [{id: 14, title: "x"},
+             {id: 15, title: "y"}]}}}) { affected_rows } }""",
+    )
+    assert data == {"update_author": {"affected_rows": 4}}  # 1 updated, 1 deleted, 2 inserted
+
+
+# -- object relationships and depth ---------------------------------------------------------
+def test_object_relationship_update(srv: ServerProcess) -> None:
+    data = ok(
+        srv,
+        """mutation { update_article_by_pk(pk_columns: {id: 20}, _set: {views: 9},
+             _nested: {author: {_set: {name: "Bobby"}, _inc: {rating: 5}}}) {
+             views author { name rating } } }""",
+    )
+    assert data["update_article_by_pk"] == {
+        "views": 9,
+        "author": {"name": "Bobby", "rating": 7},
+    }
+    assert sql(srv, "SELECT name FROM author ORDER BY id") == [["Ada"], ["Bobby"]]
+
+
+def test_nested_levels_and_variables(srv: ServerProcess) -> None:
+    """A nested level's own `_nested`, values from variables (the whole `_nested` too)."""
+    data = ok(
+        srv,
+        """mutation m($nested: author_nested_update_input, $t: String) {
+             update_article_by_pk(pk_columns: {id: 10}, _set: {title: $t}, _nested: {
+               author: {_nested: {articles: {_update: [{where: {id: {_eq: 11}},
+                 _set: {title: $t}}]}}}}) { id }
+             update_author_by_pk(pk_columns: {id: 2}, _nested: $nested) {
+               articles { title } } }""",
+        variables={
+            "t": "via variables",
+            "nested": {"articles": {"_update": [{"where": {}, "_set": {"title": "Z"}}]}},
+        },
+    )
+    assert data["update_author_by_pk"] == {"articles": [{"title": "Z"}]}
+    assert sql(srv, "SELECT id, title FROM article WHERE id IN (10, 11) ORDER BY id") == [
+        ["10", "via variables"],
+        ["11", "via variables"],
+    ]
+
+
+def test_no_matching_parent_writes_nothing(srv: ServerProcess) -> None:
+    data = ok(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 99}, _set: {name: "x"},
+             _nested: {articles: {_insert: {data: [{id: 30, title: "orphan"}]}}}) { id } }""",
+    )
+    assert data == {"update_author_by_pk": None}
+    assert sql(srv, "SELECT count(*) FROM article WHERE id = 30") == [["0"]]
+
+
+# -- permissions ----------------------------------------------------------------------------
+def _args_of(srv: ServerProcess, headers: dict[str, str], field: str) -> set[str]:
+    body = ok(srv, "{ __schema { mutationType { fields { name args { name } } } } }", headers)
+    fields = body["__schema"]["mutationType"]["fields"]
+    return {a["name"] for f in fields if f["name"] == field for a in f["args"]}
+
+
+def _input_fields(srv: ServerProcess, headers: dict[str, str], name: str) -> Any:
+    body = ok(srv, f'{{ __type(name: "{name}") {{ inputFields {{ name }} }} }}', headers)
+    t = body["__type"]
+    return None if t is None else {f["name"] for f in t["inputFields"]}
+
+
+def test_schema_per_role(srv: ServerProcess) -> None:
+    """The reader may update authors but nothing related: no `_nested`, no input type;
+    the editor sees what its article permissions allow, and only updatable columns."""
+    assert "_nested" not in _args_of(srv, READER, "update_author_by_pk")
+    assert _input_fields(srv, READER, "author_nested_update_input") is None
+    assert "_nested" in _args_of(srv, USER, "update_author_by_pk")
+    assert "_nested" in _args_of(srv, USER, "update_author")
+    assert "_nested" not in _args_of(srv, USER, "update_author_many")
+    assert _input_fields(srv, USER, "author_nested_update_input") == {"articles"}
+    assert _input_fields(srv, USER, "article_arr_rel_update_input") == {
+        "_delete",
+        "_update",
+        "_insert",
+    }
+    assert _input_fields(srv, USER, "article_set_input") == {"title", "views"}
+    # article's relationships: author (updatable) and notes (nothing allowed: absent)
+    assert _input_fields(srv, USER, "article_nested_update_input") == {"author"}
+    assert _input_fields(srv, USER, "author_obj_rel_update_input") == {
+        "_set",
+        "_inc",
+        "_nested",
+    }
+
+
+def test_reader_using_nested_is_a_validation_error(srv: ServerProcess) -> None:
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "x"},
+             _nested: {articles: {_update: [{where: {}, _set: {title: "t"}}]}}) { id } }""",
+        READER,
+    )
+    # svc's answer for any unknown argument (its GraphQL validation's message and path)
+    assert err == {
+        "message": "Unknown argument '_nested' on field 'mutation_root.update_author_by_pk'.",
+        "extensions": {"code": "validation-failed", "path": "$"},
+    }, err
+    assert sql(srv, "SELECT name FROM author WHERE id = 1") == [["Ada"]]
+
+
+def test_editor_column_not_updatable_is_a_validation_error(srv: ServerProcess) -> None:
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+             _update: [{where: {}, _set: {author_id: 2}}]}}) { id } }""",
+        USER,
+    )
+    assert err == {
+        "message": "Field 'author_id' is not defined by type 'article_set_input'.",
+        "extensions": {"code": "validation-failed", "path": "$"},
+    }, err
+
+
+def test_editor_filter_and_preset(srv: ServerProcess) -> None:
+    """The role's update filter bounds the nested rows (author 2's article is not the
+    editor's to update), and its preset is written on each updated related row."""
+    ok(
+        srv,
+        """mutation { a: update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+               _update: [{where: {id: {_eq: 10}}, _set: {title: "mine"}}]}}) { id }
+             b: update_author_by_pk(pk_columns: {id: 2}, _nested: {articles: {
+               _update: [{where: {}, _set: {title: "theirs"}}]}}) { id } }""",
+        USER,
+    )
+    assert sql(srv, "SELECT id, title, editor FROM article WHERE id IN (10, 20) ORDER BY id") == [
+        ["10", "mine", "7"],
+        ["20", "B1", "NULL"],
+    ]
+
+
+def test_failed_nested_check_rolls_back_parent(srv: ServerProcess) -> None:
+    """The nested row fails the editor's check (views < 0): `permission-error`, and the
+    parent's update (and everything else of the request) is not written."""
+    err = error(
+        srv,
+        """mutation { first: update_author_by_pk(pk_columns: {id: 2}, _set: {name: "B!"}) { id }
+             update_author_by_pk(pk_columns: {id: 1}, _set: {name: "rolled back"},
+             _nested: {articles: {_update: [{where: {id: {_eq: 10}}, _set: {views: -1}}]}}) {
+             id } }""",
+        USER,
+    )
+    assert err["message"] == "check constraint of an update permission has failed"
+    assert err["extensions"] == {"code": "permission-error", "path": "$.selectionSet"}
+    assert sql(srv, "SELECT name FROM author ORDER BY id") == [["Ada"], ["Bob"]]
+    assert sql(srv, "SELECT views FROM article WHERE id = 10") == [["5"]]
+
+
+def test_failed_parent_check_after_nested_rolls_back(srv: ServerProcess) -> None:
+    err = error(
+        srv,
+        """mutation { update_article_by_pk(pk_columns: {id: 10}, _set: {title: "t"},
+             _nested: {author: {_set: {rating: 11}}}) { id } }""",
+        USER,
+    )
+    assert err["extensions"]["code"] == "permission-error", err
+    assert sql(srv, "SELECT title FROM article WHERE id = 10") == [["A1"]]
+
+
+def test_nested_insert_check_and_delete_filter(srv: ServerProcess) -> None:
+    """`_insert` applies the insert check (title "bad" fails it); `_delete` the delete
+    filter (only unviewed articles go)."""
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {rating: 2},
+             _nested: {articles: {_insert: {data: [{id: 40, title: "bad"}]}}}) { id } }""",
+        USER,
+    )
+    assert err["message"] == "check constraint of an insert permission has failed", err
+    assert sql(srv, "SELECT rating FROM author WHERE id = 1") == [["1"]]
+    data = ok(
+        srv,
+        """mutation { update_author(where: {id: {_eq: 1}}, _nested: {articles: {
+             _delete: {}}}) { affected_rows } }""",
+        USER,
+    )
+    assert data == {"update_author": {"affected_rows": 1}}
+    assert sql(srv, "SELECT id FROM article WHERE author_id = 1 ORDER BY id") == [["10"], ["12"]]
+
+
+def test_constraint_violation_rolls_back(srv: ServerProcess) -> None:
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "x"},
+             _nested: {articles: {_insert: {data: [{id: 20, title: "dup"}]}}}) { id } }""",
+    )
+    assert err["extensions"]["code"] == "constraint-violation", err
+    assert sql(srv, "SELECT name FROM author WHERE id = 1") == [["Ada"]]
+
+
+def test_level_without_operator_is_refused(srv: ServerProcess) -> None:
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+             _update: [{where: {}}]}}) { id } }""",
+    )
+    assert err["extensions"]["code"] == "validation-failed", err
+    assert err["message"].startswith("at least any one of _set, _inc"), err
+
+
+# -- event triggers -------------------------------------------------------------------------
+def test_event_triggers_see_nested_rows_and_not_rolled_back_ones(srv: ServerProcess) -> None:
+    r = srv.query(
+        {
+            "type": "create_event_trigger",
+            "args": {
+                "name": "article_changes",
+                "table": "article",
+                "webhook": "http://127.0.0.1:9/unreachable",
+                "update": {"columns": "*"},
+                "insert": {"columns": "*"},
+                "retry_conf": {"num_retries": 0},
+            },
+        }
+    )
+    assert r.status_code == 200, r.text
+    try:
+        count = "SELECT count(*) FROM hdb_catalog.event_log WHERE trigger_name = 'article_changes'"
+        ok(
+            srv,
+            """mutation { update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+                 _update: [{where: {id: {_in: [10, 11]}}, _set: {title: "ev"}}],
+                 _insert: {data: [{id: 16, title: "ev new"}]}}}) { id } }""",
+        )
+        rows = sql(
+            srv,
+            "SELECT (payload->'data'->'new'->>'id')::int, payload->>'op' "
+            "FROM hdb_catalog.event_log WHERE trigger_name = 'article_changes' ORDER BY 1",
+        )
+        assert rows == [["10", "UPDATE"], ["11", "UPDATE"], ["16", "INSERT"]]
+        error(
+            srv,
+            """mutation { update_author_by_pk(pk_columns: {id: 1}, _nested: {articles: {
+                 _update: [{where: {id: {_eq: 10}}, _set: {title: "again"}}],
+                 _insert: {data: [{id: 20, title: "dup"}]}}}) { id } }""",
+        )
+        assert sql(srv, count) == [["3"]]
+    finally:
+        srv.query({"type": "delete_event_trigger", "args": {"name": "article_changes"}})
