@@ -21,9 +21,8 @@ from svc.execute.errors import map_query_error
 from svc.execute.params import resolve
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
-from svc.plan.mutation import Insert, InsertRow, MutationRoot
+from svc.plan.mutation import Insert, InsertRow, MutationRoot, NestedUpdate
 from svc.plan.namespaces import is_flat, nested_body
-from svc.plan.nested_update import NestedUpdate
 from svc.plan.nodes import Const, Param
 from svc.session_vars import session_json
 from svc.sql.live_watch import NOTIFY_WRITES_SQL

@@ -12,20 +12,30 @@ back every statement, so nothing of the request is written and no event is captu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
-from svc.plan.mutation import MutationRoot
-from svc.plan.nested_update import NestedUpdate, RelWrites
+from svc.plan.mutation import Insert, MutationRoot, NestedUpdate, RelWrites
 from svc.plan.nodes import Const, Param
 from svc.sql.mutation import render_answer_from_rows
 from svc.sql.nested_update import Parents, render_delete_rows, render_update_rows
-
-if TYPE_CHECKING:
-    from svc.api.mutation import MutationRunner
+from svc.sql.render import Statement
 
 _decode = msgspec.json.decode
+
+
+class MutationRunner(Protocol):
+    """What a nested update needs of `svc.api.mutation.MutationRunner` (a protocol, so
+    the two modules import one way)."""
+
+    async def _fetch(self, stmt: Statement) -> Any:
+        """The statement's value; raises `permission-error` on a failed check."""
+
+    async def _insert_rows(
+        self, ins: Insert, fixed: dict[str, Any]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """A nested insert with `fixed` column values; (rows written, its rows)."""
 
 
 async def run_nested_update(runner: MutationRunner, tree: NestedUpdate, root: MutationRoot) -> Any:

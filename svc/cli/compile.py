@@ -52,8 +52,7 @@ from svc.metadata.directory_v3 import v3_place
 from svc.metadata.model import DEFAULT_SOURCE, Metadata
 from svc.metadata.permission_model import Permission
 from svc.metadata.remote_schemas import RemoteSchema, remote_schemas
-from svc.plan.mutation import Insert
-from svc.plan.nested_update import NestedUpdate
+from svc.plan.mutation import Insert, NestedUpdate
 from svc.plan.nodes import Const, Param, QueryPlan, SessionJson, SessionRef, VarRef
 from svc.plan.operation import PlanInput, plan_operation
 from svc.plan.steps import ActionLogStep, DatabaseStep, HttpStep, JoinStep, StepKind

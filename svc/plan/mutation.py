@@ -9,7 +9,7 @@ insert first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphql import FieldNode, GraphQLField, GraphQLObjectType, get_named_type
 
@@ -34,9 +34,6 @@ from svc.plan.nodes import (
 from svc.plan.permissions import filter_exp
 from svc.schema.info import FieldInfo, FieldKind
 from svc.session_vars import is_session_variable
-
-if TYPE_CHECKING:
-    from svc.plan.nested_update import NestedUpdate
 
 UPDATE_OPS = (
     "_set",
@@ -107,6 +104,31 @@ class Update:
     where: BoolExp
     sets: tuple[UpdateSet, ...]
     check: BoolExp = TRUE  # the role's update check, on every updated row
+
+
+@dataclass(frozen=True, slots=True)
+class RelWrites:
+    """Nested update: writes through relationship `name` of the rows the level above
+    matched, in the order they run: `delete`, then `updates`, then `insert`. `mapping`
+    pairs (parent column, related column); `kind` is `object` or `array`
+    (`svc.plan.nested_update`)."""
+
+    name: str
+    kind: str
+    target: QualifiedName
+    mapping: tuple[tuple[str, str], ...]
+    delete: Delete | None = None
+    updates: tuple[NestedUpdate, ...] = ()
+    insert: Insert | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NestedUpdate:
+    """A nested update level: an update (no `sets`: the rows are only read, locked) and
+    the writes through the relationships of the rows it matched."""
+
+    update: Update
+    nested: tuple[RelWrites, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,12 +350,9 @@ class MutationPlanner(Planner):
     def _update_or_nested(
         self, table: Table, args: dict[str, Any], where: BoolExp
     ) -> Update | NestedUpdate:
-        """An update, or with a `_nested` argument a nested update's tree."""
-        if self.reader.concrete(args.get("_nested")) is None:
-            return self._update(table, args, where)
-        from svc.plan.nested_update import plan_nested_update  # it imports this module
-
-        return plan_nested_update(self, table, args, where)
+        """An update field's write; `svc.plan.nested_update.NestedUpdatePlanner` (the
+        planner `plan_operation` uses) plans one with a `_nested` argument as a tree."""
+        return self._update(table, args, where)
 
     def _update(self, table: Table, args: dict[str, Any], where: BoolExp) -> Update:
         by_gql = {c.gql_name: c for c in table.columns}

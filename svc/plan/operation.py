@@ -27,8 +27,9 @@ from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.metadata.remote_schemas import RemoteSchema
 from svc.plan.build import plan_query
-from svc.plan.mutation import MutationPlanner, MutationRoot
+from svc.plan.mutation import MutationRoot
 from svc.plan.namespaces import NAMESPACE_EXTENSION, flat_alias
+from svc.plan.nested_update import NestedUpdatePlanner
 from svc.plan.outside import (
     action_joins,
     action_step,
@@ -181,7 +182,7 @@ def _mutation_roots(
     schema = given.schema
     root_type = schema.mutation_type
     assert root_type is not None  # validation accepted a mutation
-    planner = MutationPlanner(
+    planner = NestedUpdatePlanner(
         schema,
         given.tables,
         fragments,

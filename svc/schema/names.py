@@ -74,6 +74,10 @@ TABLE_TYPE_SUFFIXES = frozenset(
         "updates",
         "stream_cursor_input",  # svc/schema/stream.py (on by default)
         "stream_cursor_value_input",
+        "nested_update_input",  # svc/schema/nested_updates.py
+        "obj_rel_update_input",
+        "arr_rel_update_input",
+        "arr_rel_updates",
     }
     | {f"aggregate_bool_exp_{fn}" for fn in AGG_PREDICATES}
     | {f"aggregate_bool_exp_{fn.name}_arguments" for fn in AGG_PREDICATES.values() if fn.arg_names}

@@ -29,8 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svc.metadata.model import QualifiedName
-from svc.plan.mutation import Delete, Update
-from svc.plan.nested_update import NestedUpdate
+from svc.plan.mutation import Delete, NestedUpdate, Update
 from svc.plan.nodes import TRUE, Const, Param
 from svc.sql.mutation import CHECK, UPDATE_EXPRESSIONS, WRITE_ALIAS
 from svc.sql.render import Renderer, Statement, ident, qualified
