@@ -9,6 +9,9 @@ root fields apply them (`svc.plan.mutation`): columns, presets, filter, check.
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -447,3 +450,73 @@ def test_event_triggers_see_nested_rows_and_not_rolled_back_ones(srv: ServerProc
         assert sql(srv, count) == [["3"]]
     finally:
         srv.query({"type": "delete_event_trigger", "args": {"name": "article_changes"}})
+
+
+# -- input validation webhooks ----------------------------------------------------------------
+class _Hook(http.server.BaseHTTPRequestHandler):
+    """Records each body; refuses (400 `{"message"}`) an input naming the title "no"."""
+
+    bodies: list[tuple[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Hook.bodies.append((self.path, body["data"]["input"]))
+        refused = '"no"' in json.dumps(body["data"]["input"])
+        out = json.dumps({"message": "title no is refused"}).encode()
+        self.send_response(400 if refused else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_nested_writes_call_their_tables_webhooks(pg_url: str) -> None:
+    """The update webhook of each related table a nested update writes is called after
+    the root's, with that write's input; a refusal writes nothing."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def validate(path: str) -> dict[str, Any]:
+        return {"type": "http", "definition": {"url": base + path}}
+
+    steps = [
+        s
+        for s in _steps()
+        if s["type"] != "create_update_permission" or s["args"]["role"] != "editor"
+    ]
+    steps += [
+        _perm(
+            "update",
+            "author",
+            "editor",
+            {"columns": ["name"], "filter": {}, "validate_input": validate("/author")},
+        ),
+        _perm(
+            "update",
+            "article",
+            "editor",
+            {"columns": ["title"], "filter": {}, "validate_input": validate("/article")},
+        ),
+    ]
+    s = ServerProcess(create_database(pg_url))
+    try:
+        r = s.query({"type": "bulk", "args": steps})
+        assert r.status_code == 200, r.text
+        sql(s, SEED)
+        query = """mutation($t: String!) { update_author_by_pk(pk_columns: {id: 1},
+             _set: {name: "N"}, _nested: {articles: {_update: [{where: {id: {_eq: 10}},
+             _set: {title: $t}}]}}) { id } }"""
+        assert ok(s, query, USER, variables={"t": "yes"}) == {"update_author_by_pk": {"id": 1}}
+        assert [p for p, _ in _Hook.bodies] == ["/author", "/article"]
+        assert _Hook.bodies[1][1] == [{"where": {"id": {"_eq": 10}}, "_set": {"title": "yes"}}]
+        body = s.graphql(query, {"t": "no"}, headers=USER)
+        assert body["errors"][0]["message"] == "title no is refused", body
+        assert body["errors"][0]["extensions"]["code"] == "validation-failed", body
+        assert sql(s, "SELECT title FROM article WHERE id = 10") == [["yes"]]
+    finally:
+        s.stop()
+        server.shutdown()

@@ -15,7 +15,10 @@ For each root field of the mutation in order, each webhook of the role's permiss
   (array), nested; presets and `on_conflict` are not input;
 - update: `input` `[{<the field's arguments>}]` (`where`, `_set`, `_inc`, …,
   `pk_columns` for `update_x_by_pk`); `update_x_many`: `input` is its `updates` list;
-- delete: `[{"where": …}]`; `delete_x_by_pk`: `[{"pk_columns": {<key columns>}}]`.
+- delete: `[{"where": …}]`; `delete_x_by_pk`: `[{"pk_columns": {<key columns>}}]`;
+- a nested update (`_nested`, svc's own): after the root's call, the webhooks of the
+  related tables' delete, update and insert permissions for what it writes there
+  (`_nested`).
 
 Headers: the configured ones, `Content-Type: application/json`, and with
 `forward_client_headers` the client's (as actions forward them; a later source wins a
@@ -117,15 +120,43 @@ def _calls(
         if kind not in _UPDATES and kind not in _DELETES:
             continue
         write = view.table(table.name).write("update" if kind in _UPDATES else "delete")
-        if write is None or write.validate is None:
-            continue
         args = get_argument_values(field, node, variables)
-        if kind == FieldKind.UPDATE_MANY:
-            yield write.validate, list(args.get("updates") or [])
-        elif kind == FieldKind.DELETE_BY_PK:
-            yield write.validate, [{"pk_columns": args}]
-        else:
-            yield write.validate, [args]
+        if write is not None and write.validate is not None:
+            if kind == FieldKind.UPDATE_MANY:
+                yield write.validate, list(args.get("updates") or [])
+            elif kind == FieldKind.DELETE_BY_PK:
+                yield write.validate, [{"pk_columns": args}]
+            else:
+                yield write.validate, [args]
+        if kind in _UPDATES and args.get("_nested"):
+            yield from _nested(view, table, args["_nested"])
+
+
+def _nested(view: RoleView, table: Table, nested: dict[str, Any]) -> Iterator[Call]:
+    """The webhooks of a nested update's writes below `table` (`svc.plan.nested_update`),
+    in the order they run: per relationship the delete webhook (`[{"where": …}]`), the
+    update webhook of each update (`[{<its _set, _inc, …, where>}]`, then its own
+    `_nested`), the insert webhooks of `_insert` (as a nested insert's)."""
+    for name, value in nested.items():
+        rel = table.relationship_map.get(name)
+        target = None if rel is None else view.ir.tables.get(rel.target)
+        if target is None or not isinstance(value, dict):
+            continue
+        access = view.table(target.name)
+        updates = [value] if rel is not None and rel.kind == "object" else []
+        if "_delete" in value and access.delete and access.delete.validate is not None:
+            yield access.delete.validate, [{"where": value["_delete"]}]
+        updates += [u for u in value.get("_update") or [] if isinstance(u, dict)]
+        for update in updates:
+            if access.update is not None and access.update.validate is not None:
+                yield access.update.validate, [update]
+            if update.get("_nested"):
+                yield from _nested(view, target, update["_nested"])
+        data = (value.get("_insert") or {}).get("data")
+        if isinstance(data, list):
+            found: dict[QualifiedName, Call] = {}
+            _collect(view, target, [d for d in data if isinstance(d, dict)], found)
+            yield from found.values()
 
 
 def _collect(
