@@ -354,20 +354,43 @@ def test_failed_nested_check_rolls_back_parent(srv: ServerProcess) -> None:
         USER,
     )
     assert err["message"] == "check constraint of an update permission has failed"
-    assert err["extensions"] == {"code": "permission-error", "path": "$.selectionSet"}
+    assert err["extensions"] == {
+        "code": "permission-error",
+        "path": "$.selectionSet.update_author_by_pk.args._nested.articles._update[0]",
+    }
     assert sql(srv, "SELECT name FROM author ORDER BY id") == [["Ada"], ["Bob"]]
     assert sql(srv, "SELECT views FROM article WHERE id = 10") == [["5"]]
 
 
-def test_failed_parent_check_after_nested_rolls_back(srv: ServerProcess) -> None:
+def test_failed_object_check_rolls_back_parent(srv: ServerProcess) -> None:
+    """The related author fails its check after the article was updated: nothing stays;
+    the error is at the relationship's input (an alias names the field)."""
     err = error(
         srv,
-        """mutation { update_article_by_pk(pk_columns: {id: 10}, _set: {title: "t"},
+        """mutation { up: update_article_by_pk(pk_columns: {id: 10}, _set: {title: "t"},
              _nested: {author: {_set: {rating: 11}}}) { id } }""",
         USER,
     )
-    assert err["extensions"]["code"] == "permission-error", err
+    assert err["extensions"] == {
+        "code": "permission-error",
+        "path": "$.selectionSet.up.args._nested.author",
+    }, err
     assert sql(srv, "SELECT title FROM article WHERE id = 10") == [["A1"]]
+    assert sql(srv, "SELECT rating FROM author WHERE id = 1") == [["1"]]
+
+
+def test_failed_root_check_stops_before_nested_writes(srv: ServerProcess) -> None:
+    """The root row's check fails (a plain update's error and path): the nested level
+    never runs."""
+    err = error(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {rating: 11},
+             _nested: {articles: {_update: [{where: {}, _set: {title: "no"}}]}}) { id } }""",
+        USER,
+    )
+    assert err["message"] == "check constraint of an update permission has failed", err
+    assert err["extensions"] == {"code": "permission-error", "path": "$.selectionSet"}, err
+    assert sql(srv, "SELECT count(*) FROM article WHERE title = 'no'") == [["0"]]
 
 
 def test_nested_insert_check_and_delete_filter(srv: ServerProcess) -> None:
@@ -380,6 +403,10 @@ def test_nested_insert_check_and_delete_filter(srv: ServerProcess) -> None:
         USER,
     )
     assert err["message"] == "check constraint of an insert permission has failed", err
+    assert err["extensions"] == {
+        "code": "permission-error",
+        "path": "$.selectionSet.update_author_by_pk.args._nested.articles._insert",
+    }, err
     assert sql(srv, "SELECT rating FROM author WHERE id = 1") == [["1"]]
     data = ok(
         srv,
@@ -398,6 +425,10 @@ def test_constraint_violation_rolls_back(srv: ServerProcess) -> None:
              _nested: {articles: {_insert: {data: [{id: 20, title: "dup"}]}}}) { id } }""",
     )
     assert err["extensions"]["code"] == "constraint-violation", err
+    assert err["extensions"]["path"] == (
+        "$.selectionSet.update_author_by_pk.args._nested.articles._insert"
+    ), err
+    assert err["message"] == 'duplicate key value violates unique constraint "article_pkey"'
     assert sql(srv, "SELECT name FROM author WHERE id = 1") == [["Ada"]]
 
 
