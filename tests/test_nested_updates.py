@@ -203,6 +203,37 @@ def test_array_delete_update_insert_in_order(srv: ServerProcess) -> None:
     assert sql(srv, "SELECT name, rating FROM author WHERE id = 1") == [["Ada", "1"]]
 
 
+def test_update_many_with_nested(srv: ServerProcess) -> None:
+    """Each of `update_x_many`'s updates may carry `_nested`; each answers its own
+    writes; an error is located at its update's index."""
+    data = ok(
+        srv,
+        """mutation { update_author_many(updates: [
+             {where: {id: {_eq: 1}}, _inc: {rating: 1},
+              _nested: {articles: {_update: [{where: {id: {_eq: 10}}, _set: {title: "m1"}}]}}},
+             {where: {id: {_eq: 2}}, _set: {name: "B2"}}]) {
+             affected_rows returning { name
+               articles(where: {id: {_in: [10, 20]}}) { title } } } }""",
+    )
+    assert data["update_author_many"] == [
+        {"affected_rows": 2, "returning": [{"name": "Ada", "articles": [{"title": "m1"}]}]},
+        {"affected_rows": 1, "returning": [{"name": "B2", "articles": [{"title": "B1"}]}]},
+    ]
+    err = error(
+        srv,
+        """mutation { update_author_many(updates: [
+             {where: {id: {_eq: 2}}, _set: {name: "x"}},
+             {where: {id: {_eq: 1}}, _nested: {articles: {_update: [
+               {where: {id: {_eq: 11}}, _set: {views: -5}}]}}}]) { affected_rows } }""",
+        USER,
+    )
+    assert err["extensions"] == {
+        "code": "permission-error",
+        "path": "$.selectionSet.update_author_many.args.updates[1]._nested.articles._update[0]",
+    }, err
+    assert sql(srv, "SELECT name FROM author WHERE id = 2") == [["B2"]]
+
+
 def test_affected_rows_counts_nested_writes(srv: ServerProcess) -> None:
     data = ok(
         srv,
@@ -280,7 +311,8 @@ def test_schema_per_role(srv: ServerProcess) -> None:
     assert _input_fields(srv, READER, "author_nested_update_input") is None
     assert "_nested" in _args_of(srv, USER, "update_author_by_pk")
     assert "_nested" in _args_of(srv, USER, "update_author")
-    assert "_nested" not in _args_of(srv, USER, "update_author_many")
+    assert "_nested" in _input_fields(srv, USER, "author_updates")  # update_author_many
+    assert "_nested" not in _input_fields(srv, READER, "author_updates")
     assert _input_fields(srv, USER, "author_nested_update_input") == {"articles"}
     assert _input_fields(srv, USER, "article_arr_rel_update_input") == {
         "_delete",

@@ -128,8 +128,10 @@ def _calls(
                 yield write.validate, [{"pk_columns": args}]
             else:
                 yield write.validate, [args]
-        if kind in _UPDATES and args.get("_nested"):
-            yield from _nested(view, table, args["_nested"])
+        each = (args.get("updates") or []) if kind == FieldKind.UPDATE_MANY else [args]
+        for update in each:
+            if kind in _UPDATES and isinstance(update, dict) and update.get("_nested"):
+                yield from _nested(view, table, update["_nested"])
 
 
 def _nested(view: RoleView, table: Table, nested: dict[str, Any]) -> Iterator[Call]:

@@ -48,10 +48,14 @@ async def run_nested_update(runner: MutationRunner, tree: NestedUpdate, root: Mu
     An error of a related level (`permission-error` of a failed check,
     `constraint-violation`, …) is answered at the input that asked for that write, as the
     reference locates a nested insert's errors at its argument:
-    `$.selectionSet.<alias>.args._nested.<relationship>` then `._delete`,
+    `$.selectionSet.<alias>.args._nested.<relationship>` (`update_x_many`:
+    `…args.updates[<i>]._nested.<relationship>`) then `._delete`,
     `._update[<i>]` or `._insert` for an array relationship (and so on down `_nested`).
     The root level's errors keep the paths of a plain update's."""
-    count, rows = await _level(runner, tree, None, f"$.selectionSet.{root.alias}.args")
+    at = f"$.selectionSet.{root.alias}.args"
+    if root.many:  # `update_x_many`: this tree is one of its `updates`
+        at += f".updates[{next(i for i, w in enumerate(root.writes) if w is tree)}]"
+    count, rows = await _level(runner, tree, None, at)
     stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)
     return await runner._fetch(stmt)
 

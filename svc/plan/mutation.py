@@ -194,7 +194,8 @@ class MutationPlanner(Planner):
         if kind == FieldKind.UPDATE_MANY:
             updates = self.reader.concrete(args.get("updates")) or []
             writes = tuple(
-                self._update(table, u, self.bool_exp(table, u.get("where"))) for u in updates
+                self._update_or_nested(table, u, self.bool_exp(table, u.get("where")))
+                for u in updates
             )
             return self._answer(alias, writes, table, field, nodes, False, many=True)
         if kind in (FieldKind.UPDATE, FieldKind.UPDATE_BY_PK):

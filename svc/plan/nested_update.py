@@ -1,5 +1,5 @@
-"""Plan nested updates: `update_x`/`update_x_by_pk` with a `_nested` argument
-(`svc.schema.nested_updates`, README "Nested updates").
+"""Plan nested updates: `update_x`/`update_x_by_pk` (or an update of `update_x_many`)
+with a `_nested` argument (`svc.schema.nested_updates`, README "Nested updates").
 
 A nested update is a tree: the update of the root rows, then, per relationship named in
 `_nested`, writes to the related rows of *the rows that update matched*: for an array

@@ -354,7 +354,7 @@ class MutationTypes:
             t.list_of(self.response(table)),
             {
                 "updates": t.argument(
-                    b.rows(self.updates(table, upd)), "updates to execute, in order"
+                    b.rows(self.updates(table, one)), "updates to execute, in order"
                 )
             },
             f'update multiples rows of table: "{table.name}"',

@@ -1,4 +1,5 @@
-"""Input types of nested updates: the `_nested` argument of `update_x` and `update_x_by_pk`.
+"""Input types of nested updates: the `_nested` argument of `update_x` and `update_x_by_pk`
+(and field of `x_updates`, each update of `update_x_many`).
 
 The reference has no nested updates (its users' long-standing request; its own design
 note, `rfcs/nested-updates.md` in hasura/graphql-engine, proposes per-relationship
