@@ -104,6 +104,11 @@ def _steps() -> list[dict[str, Any]]:
         _perm("select", "author", "reader", every),
         _perm("select", "article", "reader", every),
         _perm("update", "author", "reader", {"columns": ["name"], "filter": {}}),
+        # titler: updates authors' names and articles' titles; no insert or delete
+        _perm("select", "author", "titler", every),
+        _perm("select", "article", "titler", every),
+        _perm("update", "author", "titler", {"columns": ["name"], "filter": {}}),
+        _perm("update", "article", "titler", {"columns": ["title"], "filter": {}}),
     ]
 
 
@@ -327,6 +332,12 @@ def test_schema_per_role(srv: ServerProcess) -> None:
         "_inc",
         "_nested",
     }
+    # titler: update only (no `_insert`, `_delete`), its one column, no numeric `_inc`
+    titler = {"x-svc-role": "titler"}
+    assert _input_fields(srv, titler, "article_arr_rel_update_input") == {"_update"}
+    assert _input_fields(srv, titler, "article_arr_rel_updates") == {"where", "_set", "_nested"}
+    assert _input_fields(srv, titler, "article_set_input") == {"title"}
+    assert _input_fields(srv, titler, "author_obj_rel_update_input") == {"_set", "_nested"}
 
 
 def test_reader_using_nested_is_a_validation_error(srv: ServerProcess) -> None:
