@@ -286,6 +286,24 @@ def test_nested_levels_and_variables(srv: ServerProcess) -> None:
     ]
 
 
+def test_three_levels_with_a_read_only_middle(srv: ServerProcess) -> None:
+    """author → articles (only `_nested`: read, not written) → notes (updated); the
+    answer reads the notes as written."""
+    data = ok(
+        srv,
+        """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {rating: 3},
+             _nested: {articles: {_update: [{where: {id: {_eq: 10}},
+               _nested: {notes: {_update: [{where: {}, _set: {body: "n1!"}}],
+                                 _insert: {data: [{body: "n2"}]}}}}]}}) {
+             rating articles(where: {id: {_eq: 10}}) { title notes(order_by: {id: asc}) {
+               body } } } }""",
+    )
+    assert data["update_author_by_pk"] == {
+        "rating": 3,
+        "articles": [{"title": "A1", "notes": [{"body": "n1!"}, {"body": "n2"}]}],
+    }
+
+
 def test_no_matching_parent_writes_nothing(srv: ServerProcess) -> None:
     data = ok(
         srv,
