@@ -394,12 +394,14 @@ class Engine:
         client: str | None = None,
         *,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> bytes:
         """Answer a GraphQL request body (an object, or a JSON array for a batch). A batch
         longer than the role's `batch_limit` raises `batch-limit-exceeded`; every operation
         counts against the rate limit (`client`: the client's address, for per-IP rates).
-        `backend_only`: the session may use `backend_only` writes (`State.serving`)."""
-        state = (await self.current_state()).serving(role, backend_only)
+        `backend_only`: the session may use `backend_only` writes (`State.serving`);
+        `relay`: the request is the Relay API's (`/v1beta1/relay`, `State.relay_state`)."""
+        state = (await self.current_state()).serving(role, backend_only, relay)
         service = self.graphql_service
         if isinstance(raw, list):
             service.limits(state, role).check_batch(len(raw), role)
@@ -418,11 +420,15 @@ class Engine:
         client: str | None = None,
         *,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> bytes:
         """Answer a GraphQL request's bytes: a query sent before with the same bytes by the
         same role is answered from them alone; a query with `@cached` from the response
-        cache (`svc.api.response_cache`); raises `invalid-json`, and
-        `batch-limit-exceeded` for too long a batch. `backend_only` as `graphql`'s."""
+        cache (`svc.api.response_cache`; not the Relay API's, which it does not key);
+        raises `invalid-json`, and `batch-limit-exceeded` for too long a batch.
+        `backend_only` and `relay` as `graphql`'s."""
+        if relay:
+            return await self._graphql_body(body, role, session, client, backend_only, relay)
         if b"@cached" in body:
             version = (await self.current_state()).version
             return await self.response_cache.answer(
@@ -441,26 +447,29 @@ class Engine:
         session: dict[str, str],
         client: str | None,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> bytes:
-        state = (await self.current_state()).serving(role, backend_only)
+        state = (await self.current_state()).serving(role, backend_only, relay)
         answer = await self.graphql_service.answer_again(state, role, session, body, client)
         if answer is not None:
             return answer
         raw = decode_json(body)
         if isinstance(raw, list):
-            return await self.graphql(raw, role, session, client, backend_only=backend_only)
+            return await self.graphql(
+                raw, role, session, client, backend_only=backend_only, relay=relay
+            )
         return await self.graphql_service.execute(
             state, role, session, raw, body=body, client=client
         )
 
     async def prepare_large(
-        self, body: bytes, role: str, *, backend_only: bool = False
+        self, body: bytes, role: str, *, backend_only: bool = False, relay: bool = False
     ) -> tuple[Any, SvcError | None]:
         """A large GraphQL body decoded, parsed, validated and planned in a worker thread
         (`svc.api.large_body`): `(decoded body, the document's error or None)`, to answer
-        with `graphql` (`backend_only` as its). Raises 400 `invalid-json`."""
+        with `graphql` (`backend_only` and `relay` as its). Raises 400 `invalid-json`."""
         state = await self.current_state()  # the thread must not prime a stale schema
-        state = state.serving(role, backend_only)
+        state = state.serving(role, backend_only, relay)
         allowlist = self.config.enable_allowlist
         return await asyncio.to_thread(
             prepare_large_body, self.graphql_service, state, body, role, allowlist=allowlist
@@ -474,6 +483,7 @@ class Engine:
         push: Callable[[bytes], Awaitable[None]],
         *,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> LiveHandle:
         """Start one websocket operation (`svc.api.live`). `raw` is the GraphQL
         request object of a `start`/`subscribe` payload (`{query, variables?,
@@ -491,11 +501,11 @@ class Engine:
         `--live-queries-multiplexed-refetch-interval` ms, cohorts multiplexed by
         `--live-queries-multiplexed-batch-size`); a failed poll pushes `{"errors": …}`
         once and polling goes on. `await handle.stop()` ends it (idempotent; nothing is
-        pushed after it returns). `backend_only` as `graphql`'s."""
+        pushed after it returns). `backend_only` and `relay` as `graphql`'s."""
         interval = self.live.interval  # subscriptions of action fields poll
 
         async def current() -> State:
-            return (await self.current_state()).serving(role, backend_only)
+            return (await self.current_state()).serving(role, backend_only, relay)
 
         found = await subscribe_actions(
             self.graphql_service, current, raw, role, session, push, interval
@@ -549,6 +559,8 @@ class Engine:
         user = {str(k).lower(): str(v) for k, v in (raw.get("user") or {}).items()}
         role = user.get(process_names().role_variable, ADMIN_ROLE)
         state = await self.current_state()
+        if raw.get("is_relay") is True:  # the reference's `GQLExplain` `_gqeIsRelay`
+            state = state.relay_state()
         req = decode_request(query if isinstance(query, dict) else {"query": query})
         prepared, compiled, variables = self.graphql_service.compile(state, role, req)
         if compiled.plan.kind == "subscription":

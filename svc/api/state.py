@@ -21,6 +21,7 @@ from svc.errors import SvcError
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
+from svc.schema.relay import build_relay_schema
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
 from svc.session_vars import is_admin
@@ -204,7 +205,9 @@ class State:
     role_views: dict[str, RoleView] = field(default_factory=dict)
     schemas: dict[str, GraphQLSchema] = field(default_factory=dict)
     backend_only: bool = False
-    siblings: dict[bool, State] = field(default_factory=dict, compare=False, repr=False)
+    siblings: dict[bool | str, State] = field(default_factory=dict, compare=False, repr=False)
+    # Serves the Relay API (`/v1beta1/relay`): its schemas are `svc.schema.relay`'s.
+    relay: bool = False
     plans: PlanCache = field(init=False)
 
     def __post_init__(self) -> None:
@@ -232,10 +235,13 @@ class State:
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
         return cls(version, metadata, catalog, ir, resources or Resources())
 
-    def serving(self, role: str, backend_only: bool) -> State:
+    def serving(self, role: str, backend_only: bool, relay: bool = False) -> State:
         """The state a request of `role` is served from: this one, or — for a request
         allowed `backend_only` writes by a role that is not admin (admin sees every
-        write already) — its `backend_only` sibling (made on first use, then kept)."""
+        write already) — its `backend_only` sibling (made on first use, then kept);
+        `relay`: that state's Relay sibling (`relay_state`)."""
+        if relay:
+            return self.serving(role, backend_only).relay_state()
         if not backend_only or self.backend_only or is_admin(role):
             return self
         found = self.siblings.get(True)
@@ -247,6 +253,25 @@ class State:
                 self.ir,
                 self.resources,
                 backend_only=True,
+            )
+        return found
+
+    def relay_state(self) -> State:
+        """The sibling serving the Relay API from the same IR (made on first use, then
+        kept): its own schemas (`svc.schema.relay`), prepared documents and plans, so a
+        query text never shares a cache entry across the two APIs."""
+        if self.relay:
+            return self
+        found = self.siblings.get("relay")
+        if found is None:
+            found = self.siblings["relay"] = State(
+                self.version,
+                self.metadata,
+                self.catalog,
+                self.ir,
+                self.resources,
+                backend_only=self.backend_only,
+                relay=True,
             )
         return found
 
@@ -273,6 +298,10 @@ class State:
         if found is not None:
             return found
         started = time.perf_counter()
+        if self.relay:  # the Relay API's schema of the role's view
+            found = self.schemas[role] = build_relay_schema(self.ir, self.role_view(role))
+            record("schema_build", time.perf_counter() - started)
+            return found
         result = self.role_schema(role)
         record("schema_build", time.perf_counter() - started)  # /v1/metrics
         if result.schema is None:

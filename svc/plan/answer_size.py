@@ -28,6 +28,7 @@ from svc.metadata.model import QualifiedName
 from svc.plan.nodes import (
     AggNodes,
     Aggregate,
+    Connection,
     Const,
     Param,
     QueryPlan,
@@ -81,7 +82,7 @@ def _rows(
         fields, extra = sel.fields, 0.0
     each = 1.0
     for _, field in fields:
-        if isinstance(field, RelField):
+        if isinstance(field, RelField) and not isinstance(field.select, Connection):
             each += _rows(field.select, _fan_out(field, stats, variables), stats, variables)
     return extra + per_parent * each
 
@@ -101,7 +102,7 @@ def _fan_out(field: RelField, stats: SizeStats, variables: Mapping[str, Any]) ->
     return _cap(sel, rows, variables)
 
 
-def _cap(sel: Select | Aggregate, rows: float, variables: Mapping[str, Any]) -> float:
+def _cap(sel: Select | Aggregate | Connection, rows: float, variables: Mapping[str, Any]) -> float:
     """`rows` under the selection's limits (the request's, the permission's)."""
     if isinstance(sel, Select) and sel.single:
         return min(rows, 1.0)

@@ -267,7 +267,7 @@ class RelField:
     """A relationship field: an object (single row), array or array-aggregate selection."""
 
     mapping: tuple[tuple[str, str], ...]
-    select: Select | Aggregate
+    select: Select | Aggregate | Connection
     unique: bool = False  # object relationship onto a key: a plain (flattenable) join
 
 
@@ -343,7 +343,65 @@ class Aggregate:
     nodes_limit: int | None = None
 
 
-Field = ColumnField | ComputedValue | Typename | RelField
+# -- the Relay API (`svc.plan.relay`, `svc.sql.relay`) ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeId:
+    """A row's Relay global id: base64 of the JSON `[1, "<schema>", "<table>", <key
+    values…>]` (the reference's `mkNodeId`, Note [Relay Node Id])."""
+
+    table: QualifiedName
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCursor:
+    """An edge's `cursor`."""
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeNode:
+    """An edge's `node`: the row's fields."""
+
+    fields: tuple[tuple[str, Field], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Edges:
+    """A connection's `edges` list: per row `cursor`, `node`, `__typename` items."""
+
+    items: tuple[tuple[str, EdgeCursor | EdgeNode | Typename], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    """A connection's `pageInfo`: (alias, `startCursor` | `endCursor` | `hasNextPage` |
+    `hasPreviousPage`) items, or a `Typename`."""
+
+    items: tuple[tuple[str, str | Typename], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A Relay connection over `rows` (filter, order with the primary key appended,
+    `DISTINCT ON`, a permission's limit; no window of its own).
+
+    `cursor`: per order key of `rows`, its path in the cursor object (`("title",)`,
+    `("articles_aggregate", "count")`); `split`: per order key the cursor value of
+    `after` (`before` when `before` is set), none without a cursor (the reference's
+    `ConnectionSplit`); `first`/`last`: the slice (`ConnectionSlice`)."""
+
+    rows: Rows
+    cursor: tuple[tuple[str, ...], ...]
+    fields: tuple[tuple[str, Edges | PageInfo | Typename], ...]
+    split: tuple[Param, ...] = ()
+    before: bool = False
+    first: Param | None = None
+    last: Param | None = None
+
+
+Field = ColumnField | ComputedValue | Typename | RelField | NodeId
 
 # -- operations -----------------------------------------------------------------------
 
@@ -353,7 +411,9 @@ class RootField:
     """A root field of a query: a table selection, or `__typename`, or introspection."""
 
     alias: str
-    select: Select | Aggregate | Typename | None  # None: introspection (graphql-core runs it)
+    select: (
+        Select | Aggregate | Connection | Typename | None
+    )  # None: introspection (graphql-core runs it)
 
 
 # The start of a root alias inside a source's namespace (`svc.plan.namespaces.flat_alias`).

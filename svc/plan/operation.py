@@ -38,9 +38,11 @@ from svc.plan.outside import (
     remote_step,
     selects_outside,
 )
+from svc.plan.relay import plan_relay_query
 from svc.plan.remote_fields import remote_relationships, strip_holes, strip_nodes
 from svc.plan.sources import mutation_steps, query_steps
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
+from svc.schema.relay import is_relay_schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,8 @@ def _database(
         roots = _mutation_roots(given, op, fragments)
         steps = tuple(DatabaseStep(MutationPlan(r), s) for s, r in mutation_steps(roots))
         return OperationPlan("mutation", steps)
-    plan, structural, leaf_vars = plan_query(
+    planner = plan_relay_query if is_relay_schema(given.schema) else plan_query
+    plan, structural, leaf_vars = planner(
         given.schema,
         given.tables,
         op,

@@ -17,7 +17,7 @@ from svc.errors import ErrorCode, SvcError
 from svc.ir.model import Table
 from svc.metadata.model import DEFAULT_SOURCE, QualifiedName
 from svc.plan.mutation import MutationRoot
-from svc.plan.nodes import Aggregate, QueryPlan, RootField, Select
+from svc.plan.nodes import Aggregate, Connection, QueryPlan, RootField, Select
 
 
 def query_source(plan: QueryPlan, tables: Mapping[QualifiedName, Table]) -> str:
@@ -25,7 +25,9 @@ def query_source(plan: QueryPlan, tables: Mapping[QualifiedName, Table]) -> str:
     `DEFAULT_SOURCE` when no root reads a table (`__typename`, introspection). Raises
     `SvcError` 400 `not-supported` when the roots name two sources."""
     names = (
-        root.select.rows.table for root in plan.roots if isinstance(root.select, Select | Aggregate)
+        root.select.rows.table
+        for root in plan.roots
+        if isinstance(root.select, Select | Aggregate | Connection)
     )
     return _one(tables[name].source for name in names)
 
@@ -39,7 +41,7 @@ def query_steps(
     groups: dict[str, list[RootField]] = {}
     loose: list[RootField] = []
     for root in plan.roots:
-        if isinstance(root.select, Select | Aggregate):
+        if isinstance(root.select, Select | Aggregate | Connection):
             groups.setdefault(tables[root.select.rows.table].source, []).append(root)
         else:
             loose.append(root)

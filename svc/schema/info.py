@@ -44,6 +44,12 @@ class FieldKind(StrEnum):
     ACTION_AGG = "action_agg"
     REMOTE_SCHEMA = "remote_schema"
     REMOTE_RELATIONSHIP = "remote_relationship"
+    # The Relay API's (`svc.schema.relay`)
+    NODE = "node"
+    NODE_ID = "node_id"
+    SELECT_CONNECTION = "select_connection"
+    FUNCTION_CONNECTION = "function_connection"
+    ARRAY_CONNECTION = "array_connection"
 
 
 class FieldInfo(NamedTuple):

@@ -3,7 +3,8 @@
 Websocket upgrades go to `svc.server.ws_asgi`.
 
 Routes (spec section 1): `GET /healthz`, `POST /v1/query` (also `/v2/query`, `/v1/metadata`),
-`POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1/graphql/explain`,
+`POST /v1/graphql` (also `/v1alpha1/graphql`), `POST /v1beta1/relay` (the Relay API),
+`POST /v1/graphql/explain`,
 `GET /v1/version`, `GET /v1alpha1/config`, `POST /v1alpha1/pg_dump`, and the RESTified
 endpoints under `/api/rest/`.
 """
@@ -57,6 +58,7 @@ RAW_JSON_HEADERS = [(k.encode(), v.encode()) for k, v in JSON_HEADERS]
 TEXT_HEADERS = [("content-type", "text/plain; charset=utf-8")]
 NOT_FOUND = SvcError(ErrorCode.NOT_FOUND, "resource does not exist", status=404)
 GRAPHQL_PATHS = ("/v1/graphql", "/v1alpha1/graphql")
+RELAY_PATH = "/v1beta1/relay"
 # Bodies above this many bytes are decoded (and a GraphQL document parsed) in a worker
 # thread, so one large request does not stall every other request of the process.
 LARGE_BODY = 1024 * 1024
@@ -548,6 +550,14 @@ class App:
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
             return await self._rest(request, engine, session)
+        if path == RELAY_PATH and method == "POST":  # the Relay API (`svc.schema.relay`)
+            self._require_api("graphql")
+            body = await request.body()
+            request.operation = operation_type(body)
+            payload = await engine.graphql_body(
+                body, session.role, session.variables, backend_only=session.backend_only, relay=True
+            )
+            return 200, payload, [*JSON_HEADERS, *passed_back()]
         if path in GRAPHQL_PATHS and method == "POST":
             self._require_api("graphql")
             body = await request.body()

@@ -97,7 +97,9 @@ async def serve_asgi(
     headers = _headers(scope)
     protocol, echo = choose_protocol(requested_protocols(headers.get("sec-websocket-protocol")))
     await send({"type": "websocket.accept", "subprotocol": echo})
-    await WsSession(ctx, AsgiSocket(receive, send), protocol, headers, route.legacy).run()
+    await WsSession(
+        ctx, AsgiSocket(receive, send), protocol, headers, route.legacy, route.relay
+    ).run()
 
 
 async def _reject(scope: dict[str, Any], send: Send, refusal: Any) -> None:

@@ -48,9 +48,10 @@ class Subscriber(Protocol):
         push: Push,
         *,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> Handle:
         """Start one operation (`backend_only`: the session may use `backend_only`
-        writes); raises SvcError before execution."""
+        writes; `relay`: the Relay API's); raises SvcError before execution."""
 
 
 @dataclass(eq=False)
@@ -74,9 +75,12 @@ class Operations:
 
     `send` writes one frame (serialised by the session); `protocol` and `legacy`
     (`/v1alpha1/graphql`) choose the frame and error forms; `limit` bounds how many run at
-    once."""
+    once; `relay`: operations of the Relay API (`/v1beta1/relay`)."""
 
-    def __init__(self, send: Send, protocol: WsProtocol, legacy: bool, limit: int) -> None:
+    def __init__(
+        self, send: Send, protocol: WsProtocol, legacy: bool, limit: int, *, relay: bool = False
+    ) -> None:
+        self.relay = relay
         self.send = send
         self.protocol = protocol
         self.legacy = legacy
@@ -138,6 +142,7 @@ class Operations:
                 session.variables,
                 self._pusher(op),
                 backend_only=session.backend_only,
+                relay=self.relay,
             )
         except SvcError as exc:
             await self._pre_execution_error(op, exc, admin=session.is_admin)

@@ -110,7 +110,7 @@ async def serve_rsgi(ctx: WsContext, scope: Any, protocol: Any, graphql_on: bool
     transport = await protocol.accept()
     socket = RsgiSocket(protocol, transport)
     try:
-        await WsSession(ctx, socket, Protocol.APOLLO, headers, route.legacy).run()
+        await WsSession(ctx, socket, Protocol.APOLLO, headers, route.legacy, route.relay).run()
     finally:
         # Also after the client's close: until the transport is freed Granian does not
         # answer it, and the client waits out its close timeout (10 s for websockets).

@@ -118,7 +118,7 @@ class _InitFailed:
 class WsSession:
     """One connection: `run()` reads frames until the socket closes, then stops every
     operation. `headers`: the upgrade request's (lower-case names); `legacy`: the
-    `/v1alpha1/graphql` error form."""
+    `/v1alpha1/graphql` error form; `relay`: the Relay API's (`/v1beta1/relay`)."""
 
     def __init__(
         self,
@@ -127,6 +127,7 @@ class WsSession:
         protocol: WsProtocol,
         headers: dict[str, str],
         legacy: bool = False,
+        relay: bool = False,
     ) -> None:
         self.ctx = ctx
         self.socket = socket
@@ -135,7 +136,9 @@ class WsSession:
         self.headers = {k: v for k, v in headers.items() if k not in HANDSHAKE_HEADERS}
         self.auth: Session | _InitFailed | None = None
         self.closed = False
-        self.ops = Operations(self._send, protocol, legacy, ctx.settings.max_operations)
+        self.ops = Operations(
+            self._send, protocol, legacy, ctx.settings.max_operations, relay=relay
+        )
         self._lock = asyncio.Lock()
         self._keepalive: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None

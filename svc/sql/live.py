@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 
 from svc.errors import ErrorCode, SvcError
 from svc.plan.namespaces import split_alias
-from svc.plan.nodes import Aggregate, Param, QueryPlan, Select, SessionJson, SessionRef, Typename
+from svc.plan.nodes import (
+    Aggregate,
+    Connection,
+    Param,
+    QueryPlan,
+    Select,
+    SessionJson,
+    SessionRef,
+    Typename,
+)
 from svc.sql.render import Renderer, ident, literal
 
 _SUBS = ident("_subs")
@@ -105,7 +114,7 @@ def render_live(plan: QueryPlan) -> LiveStatement:
         sel = root.select
         if isinstance(sel, Typename):
             value = literal(sel.name)
-        elif isinstance(sel, Select | Aggregate):
+        elif isinstance(sel, Select | Aggregate | Connection):
             value = f"({r.selection(sel, None)})"
         else:
             raise SvcError(

@@ -30,6 +30,7 @@ from svc.plan.nodes import (
     Compare,
     Compared,
     ComputedValue,
+    Connection,
     CountFilter,
     DWithin,
     Exists,
@@ -37,6 +38,7 @@ from svc.plan.nodes import (
     FnCall,
     Hop,
     IsNull,
+    NodeId,
     Not,
     Or,
     OrderKey,
@@ -363,6 +365,10 @@ class Renderer:
         outside; `tracks_media_all` (3,503 tracks onto 5 media types) 1.4x faster inside."""
         if isinstance(f, Typename):
             return literal(f.name)
+        if isinstance(f, NodeId):  # the Relay API's global id
+            from svc.sql.relay import node_id_sql
+
+            return node_id_sql(f, alias)
         if isinstance(f, ComputedValue | ColumnField):
             value = self.scalar(f, alias)
             if f.case is None:
@@ -452,9 +458,15 @@ class Renderer:
         return f"coalesce({rel}.{ident('v')}, '[]')"
 
     def selection(
-        self, sel: Select | Aggregate, join: tuple[tuple[tuple[str, str], ...], str] | None
+        self,
+        sel: Select | Aggregate | Connection,
+        join: tuple[tuple[tuple[str, str], ...], str] | None,
     ) -> str:
         """A `SELECT` whose single column `"v"` is the JSON of `sel`."""
+        if isinstance(sel, Connection):  # the Relay API's (`svc.sql.relay`)
+            from svc.sql.relay import render_connection
+
+            return render_connection(self, sel, join)
         b = self.alias("_b")
         base, outer_order = self.base(sel.rows, b, join, _needs_row(sel))
         joins: list[str] = []
@@ -565,7 +577,7 @@ def _needs_row(sel: Select | Aggregate) -> bool:
     return False
 
 
-def render_root(sel: Select | Aggregate) -> Statement:
+def render_root(sel: Select | Aggregate | Connection) -> Statement:
     """The statement for one root field: one row, one `json` column."""
     r = Renderer()
     sql = r.selection(sel, None)
@@ -578,7 +590,11 @@ def render_query(plan: QueryPlan) -> tuple[Statement, tuple[str, ...]]:
     With one root field the statement is that field's own (what explain shows); with several,
     each is a scalar subquery of one `SELECT`, so the operation is still one round trip.
     """
-    roots = [(r.alias, r.select) for r in plan.roots if isinstance(r.select, Select | Aggregate)]
+    roots = [
+        (r.alias, r.select)
+        for r in plan.roots
+        if isinstance(r.select, Select | Aggregate | Connection)
+    ]
     if not roots:
         return Statement("", ()), ()
     if len(roots) == 1:

@@ -251,6 +251,12 @@ def _selected(rel: str) -> bool:
     return not only or any(rel == p or rel.startswith(p + "/") for p in only)
 
 
+# Reference classes whose case files include subdirectories without a fixture of their
+# own (WAVE3.md section 4: the pagination pages and the error cases of
+# `TestRelayQueriesBasic`): such a subdirectory runs inside the class's fixture.
+FIXTURE_FROM_PARENT = ("graphql_query/relay/basic",)
+
+
 def discover(corpus: Path = CORPUS) -> list[Suite]:
     """Every directory under `corpus` that holds case files, sorted by relative path.
     `scenarios/` directories hold scenario files, not cases (FIXTURES.md section 0; the
@@ -283,6 +289,10 @@ def discover(corpus: Path = CORPUS) -> list[Suite]:
         else:
             suite.dir_setup += _existing(directory, "schema_setup.yaml")
             suite.dir_teardown = _existing(directory, "schema_teardown.yaml") + suite.dir_teardown
+        parent = next((p for p in FIXTURE_FROM_PARENT if rel.startswith(p + "/")), None)
+        if parent is not None and not suite.dir_setup:
+            suite.dir_setup = _existing(corpus / parent, "setup.yaml")
+            suite.dir_teardown = _existing(corpus / parent, "teardown.yaml")
         suite.file_setup += _existing(directory, "values_setup.yaml")
         suite.file_teardown = _existing(directory, "values_teardown.yaml") + suite.file_teardown
         suites.append(suite)
