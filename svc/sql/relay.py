@@ -150,12 +150,13 @@ def _split(r: Renderer, conn: Connection, s: str) -> str:
     """The rows after (before) the cursor: lexicographic over the order keys."""
     out = "false"
     keys = conn.rows.order_by
+    given_all = [r.param(p) for p in conn.split]  # numbered in key order
     for i in range(len(keys) - 1, -1, -1):
         key = keys[i]
         leaf = key.leaf
         name = leaf if not key.path and isinstance(leaf, str) else f"_o.{i}"
         value = f"{s}.{ident(name)}"
-        given = r.param(conn.split[i])
+        given = given_all[i]
         greater = key.descending == conn.before  # after ascending, before descending
         op = ">" if greater else "<"
         out = f"({value} {op} {given}) OR (({value} = {given}) AND ({out}))"
