@@ -279,3 +279,16 @@ def test_websockets_on_the_relay_path(srv: ServerProcess) -> None:
     assert len(pushed) == 2, pushed
     last = [e["node"]["name"] for e in pushed[1]["data"]["author_connection"]["edges"]]
     assert last == ["Ada", "Bob", "Cy", "Dee"]
+
+
+def test_distinct_on_and_mutations(srv: ServerProcess) -> None:
+    """`distinct_on` without `order_by` orders by its columns (then the key); a mutation
+    of the Relay schema answers Relay types (`id` a global id)."""
+    query = "{ article_connection(distinct_on: [author_id]) { edges { node { title } } } }"
+    edges = relay(srv, query)["data"]["article_connection"]["edges"]
+    assert [e["node"]["title"] for e in edges] == ["a1", "a3", "a5"]
+    mutation = """mutation { insert_tag_one(object: {label: "x"}) { label }
+      update_author_by_pk(pk_columns: {id: 3}, _set: {name: "Cy"}) { id name } }"""
+    data = relay(srv, mutation)["data"]
+    assert data["insert_tag_one"] == {"label": "x"}
+    assert unb64(data["update_author_by_pk"]["id"]) == [1, "public", "author", 3]

@@ -38,7 +38,7 @@ from svc.plan.outside import (
     remote_step,
     selects_outside,
 )
-from svc.plan.relay import plan_relay_query
+from svc.plan.relay import RelayMutationPlanner, plan_relay_query
 from svc.plan.remote_fields import remote_relationships, strip_holes, strip_nodes
 from svc.plan.sources import mutation_steps, query_steps
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
@@ -185,7 +185,8 @@ def _mutation_roots(
     schema = given.schema
     root_type = schema.mutation_type
     assert root_type is not None  # validation accepted a mutation
-    planner = NestedUpdatePlanner(
+    kind = RelayMutationPlanner if is_relay_schema(schema) else NestedUpdatePlanner
+    planner = kind(
         schema,
         given.tables,
         fragments,

@@ -39,6 +39,7 @@ from svc.errors import SvcError
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
 from svc.plan.build import Planner, _plain
+from svc.plan.nested_update import NestedUpdatePlanner
 from svc.plan.nodes import (
     And,
     Compare,
@@ -260,6 +261,10 @@ class RelayPlanner(Planner):
         keys = list(self._order_by(table, args.get("order_by")))
         paths = self._cursor_paths(table, args.get("order_by"))
         assert len(paths) == len(keys)
+        if not keys:  # `DISTINCT ON` needs its columns first in the order
+            for column in self.reader.concrete(args.get("distinct_on")) or ():
+                keys.append(OrderKey((), self.redact(table, column), False, False))
+                paths.append(((column,), table.column_map[column].pg_type))
         ordered = {_plain(k.leaf) for k in keys if not k.path}
         for column in table.primary_key:
             if column not in ordered:
@@ -443,6 +448,11 @@ class RelayPlanner(Planner):
                 f = self._field(info, sub_field, sub_nodes)
                 out.append((alias, self._cased(table, info, f)))
         return tuple(out)
+
+
+class RelayMutationPlanner(RelayPlanner, NestedUpdatePlanner):
+    """Mutations of the Relay schema: the mutation planner (nested updates included), whose `returning` and
+    `<table>_by_pk` rows select Relay fields (`id`, `<rel>_connection`)."""
 
 
 def plan_relay_query(

@@ -10,7 +10,8 @@ as the role's GraphQL schema, with the reference's Relay shape
 - query root: `node(id: ID!): Node`, `<select>_connection` per table with a primary key
   the role may select, `<function>_connection` per tracked function returning a set of
   such a table; no other root field;
-- subscription root: the same fields;
+- subscription root: the same fields; mutation root: the GraphQL schema's mutations
+  (their rows of the Relay types), without actions;
 - `<type>Connection { edges: [<type>Edge!]!, pageInfo: PageInfo! }`,
   `<type>Edge { cursor: String!, node: <type>! }`, `PageInfo { endCursor: String!,
   hasNextPage: Boolean!, hasPreviousPage: Boolean!, startCursor: String! }`;
@@ -47,6 +48,7 @@ from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder, _collecto
 from svc.schema.directives import DIRECTIVES
 from svc.schema.info import FieldKind
 from svc.schema.info import info as _info
+from svc.schema.mutations import MutationTypes
 from svc.schema.types import CheckedTypes, Fields
 
 # The schema extension marking a Relay schema (`is_relay_schema`).
@@ -70,10 +72,15 @@ class RelayTypes(CheckedTypes):
         return GraphQLObjectType(name, fields, interfaces, description=description)
 
     def relay_schema(
-        self, query: GraphQLObjectType, subscription: GraphQLObjectType | None
+        self,
+        query: GraphQLObjectType,
+        mutation: GraphQLObjectType | None,
+        subscription: GraphQLObjectType | None,
     ) -> GraphQLSchema:
         """The schema, the `Node` interface listed so it exists without a `node` field."""
-        return GraphQLSchema(query, None, subscription, types=[self.node], directives=DIRECTIVES)
+        return GraphQLSchema(
+            query, mutation, subscription, types=[self.node], directives=DIRECTIVES
+        )
 
 
 def node_interface() -> GraphQLInterfaceType:
@@ -208,6 +215,17 @@ class RelaySchemaBuilder(SchemaBuilder):
             _info(FieldKind.FUNCTION_CONNECTION, function=fn, table=table),
         )
 
+    def relay_mutations(self) -> dict[str, GraphQLField]:
+        """The mutation root fields of the GraphQL schema (the role's writes, functions
+        exposed as mutations), their `returning` rows of the Relay types; no actions."""
+        types = MutationTypes(self)
+        fields: dict[str, GraphQLField] = {}
+        tables = [t for t in self.ir.tables.values() if t.gql_name]
+        for table in sorted(tables, key=lambda t: t.gql_name):
+            fields.update(types.fields(table))
+        fields.update(self.function_fields("mutation"))
+        return fields
+
     def build_relay(self) -> GraphQLSchema:
         """The finished Relay schema: `query_root` and `subscription_root`."""
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
@@ -216,7 +234,9 @@ class RelaySchemaBuilder(SchemaBuilder):
         query = t.object_type("query_root", roots)
         only_none = set(roots) == {"no_queries_available"}
         subscription = None if only_none else t.object_type("subscription_root", dict(roots))
-        schema = t.relay_schema(query, subscription)
+        mf = self.relay_mutations()
+        mutation = t.object_type("mutation_root", mf) if mf else None
+        schema = t.relay_schema(query, mutation, subscription)
         schema.extensions[VIEW_KEY] = self.view
         schema.extensions[RELAY_KEY] = True
         return schema
