@@ -61,7 +61,9 @@ class FieldInfo(NamedTuple):
     `avg`, …), `agg_column` (`column`, `op`); `agg_nodes`, `agg_aggregate`; `function`,
     `function_aggregate` (`function` and its return `table` set); `computed_scalar`,
     `computed_set` (`computed` set; `table` is the target of a `SETOF` one); the mutation,
-    action and remote kinds of `FieldKind`.
+    action and remote kinds of `FieldKind`; the Relay API's (`svc.schema.relay`): `node`,
+    `node_id`, `select_connection` (`table`), `function_connection` (`function`,
+    `table`), `array_connection` (`relationship`, `table`).
 
     A named tuple, not a frozen dataclass: as immutable, and several times cheaper to
     create (a schema of 1,000 tables has 50,000 of them).
