@@ -292,3 +292,11 @@ def test_distinct_on_and_mutations(srv: ServerProcess) -> None:
     data = relay(srv, mutation)["data"]
     assert data["insert_tag_one"] == {"label": "x"}
     assert unb64(data["update_author_by_pk"]["id"]) == [1, "public", "author", 3]
+
+
+def test_large_body_on_the_relay_path(srv: ServerProcess) -> None:
+    """A body above the large-body threshold (1 MiB, `svc.server.app.LARGE_BODY`: parsed
+    in a worker thread) is still the Relay API's."""
+    query = "# " + "x" * 1_100_000 + "\n{ author_connection(first: 1) { edges { node { name } } } }"
+    data = relay(srv, query)["data"]
+    assert data == {"author_connection": {"edges": [{"node": {"name": "Ada"}}]}}

@@ -550,23 +550,20 @@ class App:
         if path.startswith("/api/rest/"):  # RESTified endpoints (spec 4.12)
             self._require_api("graphql")
             return await self._rest(request, engine, session)
-        if path == RELAY_PATH and method == "POST":  # the Relay API (`svc.schema.relay`)
+        if (path in GRAPHQL_PATHS or path == RELAY_PATH) and method == "POST":
             self._require_api("graphql")
-            body = await request.body()
-            request.operation = operation_type(body)
-            payload = await engine.graphql_body(
-                body, session.role, session.variables, backend_only=session.backend_only, relay=True
-            )
-            return 200, payload, [*JSON_HEADERS, *passed_back()]
-        if path in GRAPHQL_PATHS and method == "POST":
-            self._require_api("graphql")
+            relay = path == RELAY_PATH  # the Relay API (`svc.schema.relay`)
             body = await request.body()
             request.operation = operation_type(body)
             if len(body) > LARGE_BODY:
-                payload = await self._large_graphql(engine, body, session)
+                payload = await self._large_graphql(engine, body, session, relay)
             else:
                 payload = await engine.graphql_body(
-                    body, session.role, session.variables, backend_only=session.backend_only
+                    body,
+                    session.role,
+                    session.variables,
+                    backend_only=session.backend_only,
+                    relay=relay,
                 )
             return 200, payload, [*JSON_HEADERS, *passed_back()]  # Set-Cookie
         if path in ("/v1/query", "/v2/query", "/v1/metadata") and method == "POST":
@@ -634,16 +631,21 @@ class App:
             return 200, f"WARN: {INCONSISTENT}".encode(), TEXT_HEADERS
         return 200, b"OK", TEXT_HEADERS
 
-    async def _large_graphql(self, engine: Engine, body: bytes, session: Session) -> bytes:
+    async def _large_graphql(
+        self, engine: Engine, body: bytes, session: Session, relay: bool = False
+    ) -> bytes:
         """A GraphQL body above `LARGE_BODY` bytes: decoded, and its document parsed and
         validated, in a worker thread (graphql-core's parser is pure Python: a 20 MB
-        comment takes seconds), then answered on the loop from the warmed caches."""
+        comment takes seconds), then answered on the loop from the warmed caches
+        (`relay`: of the Relay API)."""
         role = session.role
         backend_only = session.backend_only
-        raw, failed = await engine.prepare_large(body, role, backend_only=backend_only)
+        raw, failed = await engine.prepare_large(body, role, backend_only=backend_only, relay=relay)
         if failed is not None:
             return _encode({"errors": [failed.to_graphql_error(admin=session.is_admin)]})
-        return await engine.graphql(raw, role, session.variables, backend_only=backend_only)
+        return await engine.graphql(
+            raw, role, session.variables, backend_only=backend_only, relay=relay
+        )
 
     def _require_api(self, name: str) -> None:
         if name not in self.config.enabled_apis:
