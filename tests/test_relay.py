@@ -300,3 +300,16 @@ def test_large_body_on_the_relay_path(srv: ServerProcess) -> None:
     query = "# " + "x" * 1_100_000 + "\n{ author_connection(first: 1) { edges { node { name } } } }"
     data = relay(srv, query)["data"]
     assert data == {"author_connection": {"edges": [{"node": {"name": "Ada"}}]}}
+
+
+def test_request_errors_are_graphql_errors(srv: ServerProcess) -> None:
+    """A body that is not JSON answers `{"errors": …}` on the Relay path, as on
+    `/v1/graphql`."""
+    r = srv.client.post(
+        "/v1beta1/relay", content=b"{nope", headers={"content-type": "application/json"}
+    )
+    plain = srv.client.post(
+        "/v1/graphql", content=b"{nope", headers={"content-type": "application/json"}
+    )
+    assert r.status_code == plain.status_code
+    assert r.json()["errors"][0]["extensions"]["code"] == "invalid-json"

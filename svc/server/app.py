@@ -510,7 +510,7 @@ class App:
         detail = request.error or {}
         request.error = {"code": exc.code, "message": exc.message, **detail}
         path = request.path.rstrip("/") or "/"
-        if path in GRAPHQL_PATHS:
+        if path in GRAPHQL_PATHS or path == RELAY_PATH:
             body = _encode({"errors": [exc.to_graphql_error()]})
             keeps_status = (
                 isinstance(exc, TransportError)

@@ -12,6 +12,7 @@ ENDPOINTS = frozenset(
         "/healthz",
         "/v1/graphql",
         "/v1alpha1/graphql",
+        "/v1beta1/relay",
         "/v1/graphql/explain",
         "/v1/query",
         "/v2/query",
@@ -22,7 +23,7 @@ ENDPOINTS = frozenset(
         "/v1/metrics",
     }
 )
-GRAPHQL_ENDPOINTS = ("/v1/graphql", "/v1alpha1/graphql")
+GRAPHQL_ENDPOINTS = ("/v1/graphql", "/v1alpha1/graphql", "/v1beta1/relay")
 _ERROR_CODE = re.compile(rb'"code"\s*:\s*"([A-Za-z0-9_-]{1,64})"')
 _FIRST_WORD = re.compile(r"[A-Za-z_{]\w*|\{")
 _ANY_OPERATION = re.compile(r"\b(mutation|subscription)\b")
