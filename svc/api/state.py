@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import GraphQLSchema
+from graphql import GraphQLError, GraphQLSchema
 
 from svc.catalog.introspect import DbCatalog
 from svc.config import Config
@@ -299,7 +299,11 @@ class State:
             return found
         started = time.perf_counter()
         if self.relay:  # the Relay API's schema of the role's view
-            found = self.schemas[role] = build_relay_schema(self.ir, self.role_view(role))
+            try:
+                found = build_relay_schema(self.ir, self.role_view(role))
+            except (TypeError, GraphQLError) as error:  # graphql-core's refusals
+                raise SvcError("unexpected", f"relay schema: {error}", status=500) from error
+            self.schemas[role] = found
             record("schema_build", time.perf_counter() - started)
             return found
         result = self.role_schema(role)
