@@ -313,3 +313,16 @@ def test_request_errors_are_graphql_errors(srv: ServerProcess) -> None:
     )
     assert r.status_code == plain.status_code
     assert r.json()["errors"][0]["extensions"]["code"] == "invalid-json"
+
+
+def test_cursor_through_an_object_relationship(srv: ServerProcess) -> None:
+    """Ordered by the author's name: the cursor nests the value under the relationship
+    (`getPathFromOrderBy`), and `after` it continues past ties by the key."""
+    query = """query ($after: String) { article_connection(first: 2, after: $after,
+      order_by: [{author: {name: desc}}]) { edges { cursor node { title } } } }"""
+    edges = relay(srv, query)["data"]["article_connection"]["edges"]
+    assert [e["node"]["title"] for e in edges] == ["a5", "a3"]
+    cursor = base64.b64decode(edges[1]["cursor"]).decode()
+    assert cursor == '{"author" : {"name" : "Bob"}, "id" : 3}'
+    after = relay(srv, query, {"after": edges[1]["cursor"]})["data"]["article_connection"]
+    assert [e["node"]["title"] for e in after["edges"]] == ["a4", "a1"]
