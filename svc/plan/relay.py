@@ -451,8 +451,9 @@ class RelayPlanner(Planner):
 
 
 class RelayMutationPlanner(RelayPlanner, NestedUpdatePlanner):
-    """Mutations of the Relay schema: the mutation planner (nested updates included), whose `returning` and
-    `<table>_by_pk` rows select Relay fields (`id`, `<rel>_connection`)."""
+    """Mutations of the Relay schema: the mutation planner (nested updates included),
+    whose `returning` and `<table>_by_pk` rows select Relay fields (`id`,
+    `<rel>_connection`)."""
 
 
 def plan_relay_query(
