@@ -28,6 +28,7 @@ from svc.ir.operators import CAST_OPERATOR, CASTS, GEO_TYPES, OPERATORS, Operand
 from svc.json_path import parse_json_path
 from svc.metadata.model import QualifiedName
 from svc.plan.calls import build_call
+from svc.plan.groups import plan_groups
 from svc.plan.namespaces import NAMESPACE_EXTENSION, flat_alias
 from svc.plan.nodes import (
     TRUE,
@@ -180,6 +181,8 @@ class Planner:
             return Select(rows, self._fields(table, field, nodes), single=True)
         if info.kind == FieldKind.SELECT_STREAM:
             return plan_stream(self, table, args, self._fields(table, field, nodes))
+        if info.kind == FieldKind.SELECT_GROUPS:
+            return plan_groups(self, table, field, nodes, args)
         raise SvcError("not-supported", f"root field kind {info.kind} is not supported yet")
 
     # -- arguments ----------------------------------------------------------------------
@@ -533,6 +536,8 @@ class Planner:
             sel = Select(rows, self._fields(target, field, nodes), single=True)
         elif info.kind == FieldKind.ARRAY_REL:
             sel = Select(self._rows(target, args), self._fields(target, field, nodes))
+        elif info.kind == FieldKind.ARRAY_GROUPS:
+            return RelField(rel.mapping, plan_groups(self, target, field, nodes, args))
         else:
             return RelField(
                 rel.mapping,

@@ -54,6 +54,7 @@ from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
 from svc.schema.agg_bool_exp import aggregate_fields
 from svc.schema.enums import enum_comparison_exp, enum_table_of, enum_type
+from svc.schema.groups import groups_root_fields, relationship_groups
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
@@ -422,6 +423,7 @@ class SchemaBuilder:
                     rel.comment or "An aggregate relationship",
                     _info(FieldKind.ARRAY_AGG, table=target, relationship=rel),
                 )
+                relationship_groups(self, fields, rel, target)
         return dict(sorted(fields.items()))  # by name, as the reference introspects them
 
     def _object_rel_type(self, rel: Relationship, target: Table) -> Any:
@@ -703,6 +705,7 @@ class SchemaBuilder:
         }
         query.update(shared)
         subscription.update(shared)
+        groups_root_fields(self, query, subscription)
         if not query:
             query["no_queries_available"] = self.t.field(self.nn(GraphQLString))
         if self.streaming:

@@ -16,6 +16,7 @@ class FieldKind(StrEnum):
     SELECT_BY_PK = "select_by_pk"
     SELECT_AGGREGATE = "select_aggregate"
     SELECT_STREAM = "select_stream"
+    SELECT_GROUPS = "select_groups"  # svc.schema.groups
     FUNCTION = "function"
     FUNCTION_AGGREGATE = "function_aggregate"
     COLUMN = "column"
@@ -24,6 +25,8 @@ class FieldKind(StrEnum):
     OBJECT_REL = "object_rel"
     ARRAY_REL = "array_rel"
     ARRAY_AGG = "array_agg"
+    ARRAY_GROUPS = "array_groups"  # svc.schema.groups
+    GROUP_KEYS = "group_keys"
     AGG_COUNT = "agg_count"
     AGG_OP = "agg_op"
     AGG_COLUMN = "agg_column"

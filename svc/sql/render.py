@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from svc.ir.agg_predicates import AGG_PREDICATES
 from svc.ir.operators import GEO_TYPES, OPERATORS, Form
 from svc.metadata.model import QualifiedName
+from svc.plan.groups import Groups
 from svc.plan.nodes import (
     TRUE,
     AggAggregate,
@@ -467,6 +468,10 @@ class Renderer:
             from svc.sql.relay import render_connection
 
             return render_connection(self, sel, join)
+        if isinstance(sel, Groups):
+            from svc.sql.groups import groups_selection  # it builds on this module
+
+            return groups_selection(self, sel, join)
         b = self.alias("_b")
         base, outer_order = self.base(sel.rows, b, join, _needs_row(sel))
         joins: list[str] = []

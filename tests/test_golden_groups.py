@@ -1,0 +1,126 @@
+"""Golden SQL of grouped aggregates (`x_groups`, `<rel>_groups`; `svc.sql.groups`), on
+`tests/test_golden.py`'s schema: snapshots `golden/groups_*.sql`, refreshed with
+`uv run pytest tests/test_golden_groups.py --snapshot-update`. As there, the text svc
+rendered runs against Postgres and so does the pretty form, with the same answer, and
+each answer here is also checked by value."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from svc.api.graphql import GraphQLRequest, GraphQLService
+from svc.api.state import State
+from svc.execute.db import Database
+from svc.execute.params import resolve
+from svc.metadata.model import metadata_from_obj
+from tests.sql_oracle import pretty
+from tests.support import create_database
+from tests.test_golden import METADATA, SCHEMA, GoldenSQL
+
+# name: (query, variables, expected data of the one root field)
+CASES: dict[str, tuple[str, dict[str, Any] | None, Any]] = {
+    "groups_count_order_by_aggregate": (
+        "{ article_groups(group_by: [author_id], order_by: [{aggregate: {count: desc}}]) "
+        "{ keys { author_id } aggregate { count sum { views } } } }",
+        None,
+        [
+            {"keys": {"author_id": 1}, "aggregate": {"count": 2, "sum": {"views": 15}}},
+            {"keys": {"author_id": 2}, "aggregate": {"count": 1, "sum": {"views": 7}}},
+        ],
+    ),
+    "groups_having_two_keys": (
+        "{ article_groups(group_by: [author_id, published], having: {count: {_gte: 1}, "
+        "avg: {views: {_gt: 6}}}) { __typename keys { author_id published } "
+        "aggregate { count avg { views } } } }",
+        None,
+        [
+            {
+                "__typename": "article_group",
+                "keys": {"author_id": 1, "published": True},
+                "aggregate": {"count": 1, "avg": {"views": 10.0}},
+            },
+            {
+                "__typename": "article_group",
+                "keys": {"author_id": 2, "published": True},
+                "aggregate": {"count": 1, "avg": {"views": 7.0}},
+            },
+        ],
+    ),
+    "groups_no_keys_variables": (
+        "query($n: Int, $w: article_bool_exp) { article_groups(group_by: [], limit: $n, "
+        "where: $w) { aggregate { count max { title } } } }",
+        {"n": 3, "w": {"published": {"_eq": True}}},
+        [{"aggregate": {"count": 2, "max": {"title": "Three"}}}],
+    ),
+    "groups_relationship": (
+        "{ author(order_by: {id: asc}) { name articles_groups(group_by: [published]) "
+        "{ keys { published } aggregate { count } } } }",
+        None,
+        [
+            {
+                "name": "Ada",
+                "articles_groups": [
+                    {"keys": {"published": False}, "aggregate": {"count": 1}},
+                    {"keys": {"published": True}, "aggregate": {"count": 1}},
+                ],
+            },
+            {
+                "name": "Bob",
+                "articles_groups": [{"keys": {"published": True}, "aggregate": {"count": 1}}],
+            },
+        ],
+    ),
+    "groups_having_sum_order_key_offset": (
+        "{ article_groups(group_by: [author_id], having: {_or: [{sum: {views: {_gte: 15}}}, "
+        '{max: {title: {_eq: "Three"}}}]}, order_by: {keys: {author_id: desc}}, offset: 1) '
+        "{ keys { id: author_id } aggregate { sum { views } } } }",
+        None,
+        [{"keys": {"id": 1}, "aggregate": {"sum": {"views": 15}}}],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled_env(pg_url: str) -> Iterator[tuple[State, Database, asyncio.AbstractEventLoop]]:
+    url = create_database(pg_url)
+    loop = asyncio.new_event_loop()
+
+    async def setup() -> tuple[State, Database]:
+        db = await Database.connect(url)
+        async with db.transaction() as conn:
+            await conn.execute(SCHEMA)
+            catalog = await db.introspect(conn)
+        return State.build(1, metadata_from_obj(METADATA), catalog), db
+
+    state, db = loop.run_until_complete(setup())
+    assert not state.ir.inconsistencies
+    try:
+        yield state, db, loop
+    finally:
+        loop.run_until_complete(db.close())
+        loop.close()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_groups_sql(
+    compiled_env: tuple[State, Database, asyncio.AbstractEventLoop], case: str, snapshot: Any
+) -> None:
+    state, db, loop = compiled_env
+    query, variables, expected = CASES[case]
+    service = GraphQLService(db, stringify=False)
+    _, compiled, coerced = service.compile(state, "admin", GraphQLRequest(query, variables))
+    stmt = compiled.statement
+    args = resolve(stmt.params, coerced, {})
+    values = loop.run_until_complete(db.query_json(stmt.sql, args, len(compiled.aliases)))
+    assert json.loads(values[0]) == expected
+    text = f"-- {query}\n-- variables: {variables}\n{pretty(stmt.sql)};\n"
+    assert text == snapshot(extension_class=GoldenSQL)
+    as_reviewed = pretty(stmt.sql)
+    assert (
+        loop.run_until_complete(db.query_json(as_reviewed, args, len(compiled.aliases))) == values
+    )
