@@ -386,8 +386,7 @@ def test_generated_type_names_are_known(irs: dict[str, Ir], which: str) -> None:
             # groups' types (svc.schema.groups) leave themselves out on a clash instead
             known = TABLE_TYPE_SUFFIXES | GROUP_SUFFIXES
             assert any(
-                name.startswith(f"{table}_") and name[len(table) + 1 :] in known
-                for table in tables
+                name.startswith(f"{table}_") and name[len(table) + 1 :] in known for table in tables
             ), name
 
 
