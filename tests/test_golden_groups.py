@@ -17,7 +17,10 @@ from svc.api.graphql import GraphQLRequest, GraphQLService
 from svc.api.state import State
 from svc.execute.db import Database
 from svc.execute.params import resolve
-from svc.metadata.model import metadata_from_obj
+from svc.metadata.model import QualifiedName, metadata_from_obj
+from svc.plan.answer_size import estimate_rows
+from svc.plan.groups import GroupKey, Groups
+from svc.plan.nodes import Const, Param, QueryPlan, RootField, Rows
 from tests.sql_oracle import pretty
 from tests.support import create_database
 from tests.test_golden import METADATA, SCHEMA, GoldenSQL
@@ -124,3 +127,55 @@ def test_golden_groups_sql(
     assert (
         loop.run_until_complete(db.query_json(as_reviewed, args, len(compiled.aliases))) == values
     )
+
+
+def test_stringified_keys(compiled_env: tuple[State, Database, asyncio.AbstractEventLoop]) -> None:
+    """With `--stringify-numeric-types` a bigint key is a string, as a bigint column is."""
+    state, db, loop = compiled_env
+    query = (
+        "{ article_groups(group_by: [views, author_id], where: {views: {_gt: 6}}) "
+        "{ keys { views author_id } aggregate { sum { views } } } }"
+    )
+    service = GraphQLService(db, stringify=True)
+    _, compiled, coerced = service.compile(state, "admin", GraphQLRequest(query, None))
+    stmt = compiled.statement
+    args = resolve(stmt.params, coerced, {})
+    (value,) = loop.run_until_complete(db.query_json(stmt.sql, args, 1))
+    assert json.loads(value) == [
+        {"keys": {"views": "7", "author_id": 2}, "aggregate": {"sum": {"views": "7"}}},
+        {"keys": {"views": "10", "author_id": 1}, "aggregate": {"sum": {"views": "10"}}},
+    ]
+
+
+class _Stats:
+    def rows(self, table: QualifiedName) -> float | None:
+        return 500.0
+
+    def distinct(self, table: QualifiedName, column: str) -> float | None:
+        return 10.0
+
+
+@pytest.mark.parametrize(
+    ("keys", "limit", "cap", "expected"),
+    [
+        ((), None, None, 1.0),
+        (("a",), None, None, 500.0),
+        (("a",), 7, None, 7.0),
+        (("a",), 7, 3, 3.0),
+        (("a",), None, 40, 40.0),
+    ],
+)
+def test_answer_size_counts_groups(
+    keys: tuple[str, ...], limit: int | None, cap: int | None, expected: float
+) -> None:
+    """The answer-size estimate (`svc.plan.answer_size`) counts a group per row at most."""
+    table = QualifiedName("t")
+    groups = Groups(
+        Rows(table),
+        (),
+        keys=tuple(GroupKey(k) for k in keys),
+        limit=None if limit is None else Param(Const(limit), "integer"),
+        cap=cap,
+    )
+    plan = QueryPlan("query", (RootField("g", groups),))
+    assert estimate_rows(plan, _Stats(), {}) == expected

@@ -12,7 +12,8 @@ The estimate of a selection is its rows per parent times one plus what each row'
 relationships add: a root reads `min(limit, rows of the table)`; an object relationship
 one row; an array relationship `min(limit, rows of the target / distinct values of the
 target's join column)` per parent row (Postgres's own estimate of an equality join); an
-aggregate one object plus its `nodes` (a column without statistics has as many distinct
+aggregate one object plus its `nodes`; grouped aggregates (`svc.plan.groups`) a group per
+row at most, under their limits (a column without statistics has as many distinct
 values as Postgres's planner would assume). Filters are not counted (an estimate from above:
 a filter can only remove rows), nor a permission's filter; limits are (a literal, a
 variable's value, a permission's row limit). A table without statistics counts as its
@@ -22,9 +23,11 @@ rows known so far, or 1,000.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from svc.metadata.model import QualifiedName
+from svc.plan.groups import Groups
 from svc.plan.nodes import (
     AggNodes,
     Aggregate,
@@ -72,6 +75,12 @@ def _rows(
     """Rows answered for one parent: `per_parent` rows of `sel`, each with what its
     relationships add."""
     fields: tuple[tuple[str, Any], ...]
+    if isinstance(sel, Groups):  # a group per row at most (one without keys), each an object
+        groups = per_parent if sel.keys else 1.0
+        for bound in (_limit(replace(sel.rows, limit=sel.limit), variables), sel.cap):
+            if bound is not None:
+                groups = min(groups, float(bound))
+        return groups
     if isinstance(sel, Aggregate):
         nodes = [f for _, f in sel.fields if isinstance(f, AggNodes)]
         fields = tuple(item for n in nodes for item in n.fields)
