@@ -1,5 +1,6 @@
 """Golden SQL of grouped aggregates (`x_groups`, `<rel>_groups`; `svc.sql.groups`), on
-`tests/test_golden.py`'s schema: snapshots `golden/groups_*.sql`, refreshed with
+`tests/test_golden.py`'s schema with the experimental feature `group_by_aggregations`:
+snapshots `golden/groups_*.sql`, refreshed with
 `uv run pytest tests/test_golden_groups.py --snapshot-update`. As there, the text svc
 rendered runs against Postgres and so does the pretty form, with the same answer, and
 each answer here is also checked by value."""
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from graphql import validate_schema
 
 from svc.api.graphql import GraphQLRequest, GraphQLService
 from svc.api.state import State
@@ -21,6 +23,9 @@ from svc.metadata.model import QualifiedName, metadata_from_obj
 from svc.plan.answer_size import estimate_rows
 from svc.plan.groups import GroupKey, Groups
 from svc.plan.nodes import Const, Param, QueryPlan, RootField, Rows
+from svc.schema import build_schema
+from svc.schema.groups import GROUP_SUFFIXES
+from svc.schema.names import TABLE_TYPE_SUFFIXES
 from tests.sql_oracle import pretty
 from tests.support import create_database
 from tests.test_golden import METADATA, SCHEMA, GoldenSQL
@@ -90,6 +95,14 @@ CASES: dict[str, tuple[str, dict[str, Any] | None, Any]] = {
 
 @pytest.fixture(scope="module")
 def compiled_env(pg_url: str) -> Iterator[tuple[State, Database, asyncio.AbstractEventLoop]]:
+    """`tests/test_golden.py`'s database and metadata, schemas built with the experimental
+    feature `group_by_aggregations` (read when each role's schema is built)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "group_by_aggregations")
+        yield from _compiled_env(pg_url)
+
+
+def _compiled_env(pg_url: str) -> Iterator[tuple[State, Database, asyncio.AbstractEventLoop]]:
     url = create_database(pg_url)
     loop = asyncio.new_event_loop()
 
@@ -179,3 +192,33 @@ def test_answer_size_counts_groups(
     )
     plan = QueryPlan("query", (RootField("g", groups),))
     assert estimate_rows(plan, _Stats(), {}) == expected
+
+
+def test_off_by_default_and_valid_when_on(
+    compiled_env: tuple[State, Database, asyncio.AbstractEventLoop],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the feature the schema is the reference's: no groups field or type. With it,
+    graphql-core's `validate_schema` finds nothing, and every type it adds is a table's
+    name and a known suffix (`svc.schema.names` looks for clashes among them)."""
+    ir = compiled_env[0].ir
+    monkeypatch.delenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES")
+    plain = build_schema(ir, "admin")
+    assert not [n for n in plain.type_map if "group" in n]
+    assert "article_groups" not in plain.query_type.fields
+    assert "articles_groups" not in plain.type_map["author"].fields  # type: ignore[union-attr]
+    grouped = build_schema(ir, "admin", groups=True)
+    assert validate_schema(grouped) == []
+    assert {"article_groups", "author_groups", "comment_groups"} <= set(grouped.query_type.fields)
+    assert grouped.subscription_type is not None
+    assert "article_groups" in grouped.subscription_type.fields
+    # `Float_comparison_exp` when no column is a float (`avg` in `having`)
+    added = set(grouped.type_map) - set(plain.type_map) - {"Float_comparison_exp"}
+    tables = {t.gql_name for t in ir.tables.values()}
+    known = GROUP_SUFFIXES | TABLE_TYPE_SUFFIXES  # `x_aggregate_order_by` is ordering's
+    unknown = [
+        n
+        for n in added
+        if not any(n.startswith(f"{t}_") and n[len(t) + 1 :] in known for t in tables)
+    ]
+    assert added and not unknown, unknown

@@ -4,7 +4,8 @@ each answer compared with the same question asked of Postgres as a plain `GROUP 
 through asyncpg (the oracle); permissions (no `allow_aggregations`: no field; the role's
 filter; a column it may not select; the row limit; an inherited role's redacted column),
 `having`, `order_by`, `limit`/`offset`, variables, errors with their codes and paths,
-explain, `svc compile --print-sql` and a live query."""
+explain, `svc compile --print-sql` and a live query; and that without the experimental
+feature `group_by_aggregations` there is no groups field."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.support import ServerProcess
-from tests.test_chinook import CHINOOK, chinook, fetch  # noqa: F401  (the fixture)
+from tests.support import ServerProcess, create_database
+from tests.test_chinook import CHINOOK, fetch, track_bulk
 
 pytestmark = pytest.mark.skipif(
     not CHINOOK.exists(), reason="../shared/data/chinook not found (a user's clone)"
@@ -77,12 +78,25 @@ PERMISSIONS: list[dict[str, Any]] = [
 ]
 
 
+FEATURE = {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "group_by_aggregations"}
+
+
 @pytest.fixture(scope="module")
-def server(chinook: tuple[ServerProcess, str]) -> Iterator[tuple[ServerProcess, str]]:  # noqa: F811
-    srv, url = chinook
-    r = srv.client.post("/v1/metadata", json={"type": "bulk", "args": PERMISSIONS})
-    assert r.status_code == 200, r.text
-    yield srv, url
+def server(pg_url: str) -> Iterator[tuple[ServerProcess, str]]:
+    """`tests/test_chinook.py`'s database and metadata, the permissions above, served with
+    the experimental feature `group_by_aggregations`."""
+    url = create_database(pg_url)
+    srv = ServerProcess(url, env=FEATURE)
+    try:
+        r = srv.query({"type": "run_sql", "args": {"sql": CHINOOK.read_text()}})
+        assert r.status_code == 200, r.text[:2000]
+        r = srv.client.post("/v1/metadata", json=track_bulk())
+        assert r.status_code == 200, r.text[:2000]
+        r = srv.client.post("/v1/metadata", json={"type": "bulk", "args": PERMISSIONS})
+        assert r.status_code == 200, r.text
+        yield srv, url
+    finally:
+        srv.stop()
 
 
 def ask(
@@ -401,11 +415,15 @@ def test_explain_shows_the_grouped_statement(server: tuple[ServerProcess, str]) 
 
 
 def test_compile_prints_the_statement_explain_shows(
-    server: tuple[ServerProcess, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: tuple[ServerProcess, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from svc.cli import main
 
     srv, url = server
+    monkeypatch.setenv(*next(iter(FEATURE.items())))
     directory = tmp_path / "metadata"
     assert main(["metadata", "export", "--endpoint", srv.url, "--dir", str(directory)]) == 0
     (tmp_path / "q.graphql").write_text(GENRE_COUNTS)
@@ -476,3 +494,19 @@ async def _next(ws: Any) -> Any:
         if frame["type"] == "next":
             return frame["payload"]["data"]
         assert frame["type"] in ("ping", "pong", "ka"), frame
+
+
+def test_off_without_the_feature(pg_url: str) -> None:
+    """Without `group_by_aggregations` the schema is the reference's: the field is unknown."""
+    srv = ServerProcess(create_database(pg_url))
+    try:
+        r = srv.query({"type": "run_sql", "args": {"sql": "create table t (a int)"}})
+        assert r.status_code == 200, r.text
+        assert srv.query({"type": "track_table", "args": {"name": "t"}}).status_code == 200
+        assert srv.graphql("{ t_aggregate { aggregate { count } } }") == {
+            "data": {"t_aggregate": {"aggregate": {"count": 0}}}
+        }
+        found = srv.graphql("{ t_groups(group_by: [a]) { aggregate { count } } }")["errors"]
+        assert found[0]["message"] == "field \"t_groups\" not found in type: 'query_root'"
+    finally:
+        srv.stop()

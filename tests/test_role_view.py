@@ -26,7 +26,6 @@ from svc.ir import Ir, RootFields, build_ir
 from svc.ir.role_view import PERMISSION_KINDS, metadata_roles, role_view
 from svc.metadata.model import QualifiedName, metadata_from_obj
 from svc.schema import build_schema
-from svc.schema.groups import groups_root_name
 from svc.session_vars import is_admin
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
@@ -376,8 +375,6 @@ def test_schema_shows_the_view(ir: Ir) -> None:
         for name, table in ir.tables.items():
             rf = table.root_fields
             expected.update(getattr(rf, kind) for kind in view.table(name).root_fields)
-            if "select_aggregate" in view.table(name).root_fields:  # svc.schema.groups
-                expected.add(groups_root_name(table))
         assert (query | mutation) - {"no_queries_available"} == expected, role
 
 

@@ -54,7 +54,7 @@ from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
 from svc.schema.agg_bool_exp import aggregate_fields
 from svc.schema.enums import enum_comparison_exp, enum_table_of, enum_type
-from svc.schema.groups import groups_root_fields, relationship_groups
+from svc.schema.groups import groups_enabled, groups_root_fields, relationship_groups
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
@@ -116,6 +116,7 @@ class SchemaBuilder:
         types: Types | None = None,
         streaming: bool | None = None,
         arrays: bool | None = None,
+        groups: bool | None = None,
     ) -> None:
         self.ir = ir
         # Array columns as GraphQL lists (`[String!]`), else scalars (`_text`); None: as
@@ -124,6 +125,8 @@ class SchemaBuilder:
         # `x_stream` roots (svc.schema.stream); None: as the environment says (on unless
         # `hide_stream_fields`)
         self.streaming = streaming_enabled() if streaming is None else streaming
+        # grouped aggregates (svc.schema.groups); None: as the environment says
+        self.groups = groups_enabled() if groups is None else groups
         # What the role may see and do; `view` (State's, cached) else a new one.
         self.view = view if view is not None else role_view(ir, role)
         self.t = types if types is not None else Types()
@@ -423,7 +426,8 @@ class SchemaBuilder:
                     rel.comment or "An aggregate relationship",
                     _info(FieldKind.ARRAY_AGG, table=target, relationship=rel),
                 )
-                relationship_groups(self, fields, rel, target)
+                if self.groups:
+                    relationship_groups(self, fields, rel, target)
         return dict(sorted(fields.items()))  # by name, as the reference introspects them
 
     def _object_rel_type(self, rel: Relationship, target: Table) -> Any:
@@ -705,7 +709,8 @@ class SchemaBuilder:
         }
         query.update(shared)
         subscription.update(shared)
-        groups_root_fields(self, query, subscription)
+        if self.groups:
+            groups_root_fields(self, query, subscription)
         if not query:
             query["no_queries_available"] = self.t.field(self.nn(GraphQLString))
         if self.streaming:
@@ -864,17 +869,21 @@ def build_schema(
     infer_function_permissions: bool = True,
     view: RoleView | None = None,
     streaming: bool | None = None,
+    groups: bool | None = None,
 ) -> GraphQLSchema:
     """The GraphQL schema of `role`, showing what its `RoleView` allows (`view`, else a
     new one): admin sees every tracked table and column; another role the tables it has a
     select permission on, its columns, and aggregates only when allowed; `x_by_pk` only
     when every key column is visible (Hasura's rules); `streaming`: `x_stream` fields
-    (`svc.schema.stream`; None: as the environment says). The planner finds the view
+    (`svc.schema.stream`; None: as the environment says); `groups`: `x_groups` and
+    `<rel>_groups` (`svc.schema.groups`; None: as the environment says). The planner finds the view
     again with `schema_view`."""
     if view is None:
         view = role_view(ir, role, infer_functions=infer_function_permissions)
     types = Types() if plain_names(ir) else CheckedTypes()
-    builder = SchemaBuilder(ir, view.role, view=view, types=types, streaming=streaming)
+    builder = SchemaBuilder(
+        ir, view.role, view=view, types=types, streaming=streaming, groups=groups
+    )
     with _collector_paused():
         return builder.build()
 

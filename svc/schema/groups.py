@@ -1,6 +1,8 @@
 """Grouped aggregates: `x_groups` root fields and `<array rel>_groups` relationship fields
-(svc's own; Hasura v2 has none, Hasura DDN has `<Model>Groups`; README "Grouped
-aggregates" compares them).
+(svc's own for Postgres; README "Grouped aggregates" compares them with Hasura DDN's
+`<Model>Groups` and with the reference's `x_aggregate { group_by }` of data connectors).
+Offered only with the experimental feature `group_by_aggregations` (`groups_enabled`),
+the reference's switch for its grouping, so the default schema stays the reference's.
 
 Per table `x` whose aggregates the role may read (`TableAccess.aggregations`, the
 `select_aggregate` root kind for the roots: `allow_aggregations`, and the permission's
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from graphql import GraphQLField, GraphQLInputField, GraphQLInputObjectType, GraphQLObjectType
 
+from svc.config import experimental_features
 from svc.ir.model import Column, Relationship, Table
 from svc.schema.info import AGG_AGGREGATE, FieldInfo, FieldKind, info
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, TABLE_TYPE_SUFFIXES
@@ -53,8 +56,21 @@ GROUP_SUFFIXES = frozenset(
     | {f"{op}_groups_having" for op in ALL_AGG_OPS}
 )
 GROUP_KEYS = info(FieldKind.GROUP_KEYS)
+#: The `SVC_GRAPHQL_EXPERIMENTAL_FEATURES` entry that offers grouped aggregates: the
+#: reference's own (`EFGroupByAggregations`, `soIncludeGroupByAggregateFields`), which
+#: offers grouping (`x_aggregate { group_by }`) on data connector backends only.
+GROUPS_FEATURE = "group_by_aggregations"
 _INT = Column("count", "count", "integer", "int4", "Int", False, False, False)
 _FLOAT = Column("avg", "avg", "float8", "float8", "Float", False, False, False)
+
+
+def groups_enabled(env: dict[str, str] | None = None) -> bool:
+    """Whether schemas offer grouped aggregates: when `SVC_GRAPHQL_EXPERIMENTAL_FEATURES`
+    (`env`, else the process environment; `svc.config.experimental_features`) names
+    `group_by_aggregations`. Off by default, so a schema is the reference's (its
+    introspection unchanged); read when a schema is built, so every worker of `svc serve`
+    agrees."""
+    return GROUPS_FEATURE in experimental_features(env)
 
 
 def groups_root_name(table: Table) -> str:
