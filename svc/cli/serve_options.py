@@ -106,7 +106,8 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         "--experimental-features",
         "SVC_GRAPHQL_EXPERIMENTAL_FEATURES",
         "comma-separated experimental features of the reference (disable_postgres_arrays: "
-        "array columns stay scalars named after their type, `_text`, not GraphQL lists)",
+        "array columns stay scalars named after their type, `_text`, not GraphQL lists; "
+        "group_by_aggregations: grouped aggregates, `<table>_groups`)",
     ),
     Option(
         "--server-interface",
