@@ -510,3 +510,59 @@ def test_off_without_the_feature(pg_url: str) -> None:
         assert found[0]["message"] == "field \"t_groups\" not found in type: 'query_root'"
     finally:
         srv.stop()
+
+
+def test_group_by_and_order_by_as_variables_and_fragments(
+    server: tuple[ServerProcess, str],
+) -> None:
+    """Whole `group_by` and `order_by` values from variables (each value its own plan),
+    the group's selection through fragments; a key grouped but not selected still groups."""
+    srv, url = server
+    query = """
+      query ($keys: [invoices_select_column!]!, $order: [invoices_groups_order_by!]) {
+        invoices_groups(group_by: $keys, order_by: $order, limit: 3) { ...g }
+      }
+      fragment g on invoices_group { keys { ...k } aggregate { count } }
+      fragment k on invoices_group_keys { billing_country }"""
+    cases = [
+        (
+            {"keys": ["billing_country"], "order": [{"aggregate": {"count": "desc"}}]},
+            "SELECT billing_country, count(*) AS n FROM invoices GROUP BY 1 "
+            "ORDER BY 2 DESC, 1 ASC LIMIT 3",
+        ),
+        (
+            {
+                "keys": ["billing_city", "billing_country"],
+                "order": {"keys": {"billing_country": "desc"}},
+            },
+            "SELECT billing_country, count(*) AS n FROM invoices "
+            "GROUP BY billing_city, billing_country "
+            "ORDER BY billing_country DESC, billing_city ASC LIMIT 3",
+        ),
+    ]
+    for variables, sql in cases:
+        got = data(srv, query, variables)["invoices_groups"]
+        assert got == [
+            {"keys": {"billing_country": r["billing_country"]}, "aggregate": {"count": r["n"]}}
+            for r in fetch(url, sql)
+        ], variables
+
+
+def test_a_clashing_name_keeps_its_owner(pg_url: str) -> None:
+    """A table `c_group` beside `c`: its object type keeps the name `c_group`, and `c`
+    gets no groups field (`svc.schema.groups._clashes`); `c_group` gets its own."""
+    srv = ServerProcess(create_database(pg_url), env=FEATURE)
+    try:
+        sql = "create table c (a int); create table c_group (b int); insert into c values (1)"
+        assert srv.query({"type": "run_sql", "args": {"sql": sql}}).status_code == 200
+        for name in ("c", "c_group"):
+            r = srv.query({"type": "track_table", "args": {"name": name}})
+            assert r.status_code == 200, r.text
+        roots = srv.graphql('{ __type(name: "query_root") { fields { name } } }')
+        names = {f["name"] for f in roots["data"]["__type"]["fields"]}
+        assert "c_groups" not in names and "c_group_groups" in names
+        assert srv.graphql("{ c_group { b } c { a } }") == {
+            "data": {"c_group": [], "c": [{"a": 1}]}
+        }
+    finally:
+        srv.stop()
