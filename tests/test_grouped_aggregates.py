@@ -550,10 +550,13 @@ def test_group_by_and_order_by_as_variables_and_fragments(
 
 def test_a_clashing_name_keeps_its_owner(pg_url: str) -> None:
     """A table `c_group` beside `c`: its object type keeps the name `c_group`, and `c`
-    gets no groups field (`svc.schema.groups._clashes`); `c_group` gets its own."""
+    gets no groups field (`svc.schema.groups._clashes`); `c_group` gets its own, where a
+    `json` column is no key."""
     srv = ServerProcess(create_database(pg_url), env=FEATURE)
     try:
-        sql = "create table c (a int); create table c_group (b int); insert into c values (1)"
+        sql = (
+            "create table c (a int); create table c_group (b int, j json); insert into c values (1)"
+        )
         assert srv.query({"type": "run_sql", "args": {"sql": sql}}).status_code == 200
         for name in ("c", "c_group"):
             r = srv.query({"type": "track_table", "args": {"name": name}})
@@ -564,5 +567,14 @@ def test_a_clashing_name_keeps_its_owner(pg_url: str) -> None:
         assert srv.graphql("{ c_group { b } c { a } }") == {
             "data": {"c_group": [], "c": [{"a": 1}]}
         }
+        # json has no equality: not a key (`svc.schema.groups.UNGROUPABLE_TYPES`)
+        found = srv.graphql("{ c_group_groups(group_by: [b, j]) { aggregate { count } } }")
+        assert found["errors"][0]["extensions"] == {
+            "code": "validation-failed",
+            "path": "$.selectionSet.c_group_groups.args.group_by[1]",
+        }
+        assert 'column "j" of type "json" cannot be a grouping key' in found["errors"][0]["message"]
+        found = srv.graphql("{ c_group_groups(group_by: [b]) { keys { j } } }")
+        assert "not found in type: 'c_group_group_keys'" in found["errors"][0]["message"]
     finally:
         srv.stop()

@@ -276,7 +276,7 @@ def plan_groups(
 ) -> Groups:
     """The plan of a groups field of `table` (its definition `field`, the request's
     `nodes`, its arguments `args` as the planner read them). Raises `SvcError`
-    `validation-failed` (400 on `/v1/graphql`'s error list, at the JSON path of the
+    `validation-failed` (an entry of a GraphQL answer's `errors`, at the JSON path of the
     offending argument or selection): a key of a type without equality (`json`, `point`,
     …), a `keys` field or a key `order_by` naming a column not in `group_by`, a negative
     literal `limit`/`offset`."""
