@@ -122,6 +122,34 @@ def postgres_arrays_as_lists(env: dict[str, str] | None = None) -> bool:
     return DISABLE_POSTGRES_ARRAYS not in experimental_features(env)
 
 
+#: The experimental feature under which a source's `customization.naming_convention` and
+#: `SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION` apply (`svc.naming`).
+NAMING_CONVENTION = "naming_convention"
+#: The naming conventions (the reference's `Hasura.RQL.Types.NamingCase`: `HasuraCase`,
+#: `GraphqlCase`).
+NAMING_CONVENTIONS = ("hasura-default", "graphql-default")
+
+
+def default_naming_convention(env: dict[str, str] | None = None) -> str | None:
+    """The naming convention of a source whose customization names none:
+    `SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION` (`env`, else the process environment) when
+    the experimental feature `naming_convention` is on (the reference's
+    `HASURA_GRAPHQL_DEFAULT_NAMING_CONVENTION`, read by `getNamingConvention`); None when
+    unset, empty or the feature is off. Raises ValueError naming the variable for a value
+    other than `hasura-default` / `graphql-default` (the reference's
+    `parseNamingConventionFromText` refuses to start)."""
+    raw = (os.environ if env is None else env).get("SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION", "")
+    raw = raw.strip()
+    if not raw:
+        return None
+    if raw not in NAMING_CONVENTIONS:
+        raise ValueError(
+            "SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION: naming_convention can either be "
+            f'"hasura-default" or "graphql-default", not {raw!r}'
+        )
+    return raw if NAMING_CONVENTION in experimental_features(env) else None
+
+
 def process_environment() -> Mapping[str, str]:
     """The process environment as it is now (read-only use): outbound URL templates and
     `value_from_env` headers resolve the names metadata gives in it when a call is made

@@ -32,6 +32,7 @@ from svc.ir.model import (
     Relationship,
     RootFields,
     Table,
+    default_root_fields,
     make_table,
 )
 from svc.ir.permissions import (
@@ -673,16 +674,5 @@ def _root_fields(base: str, custom: Any) -> RootFields:
         value = getattr(custom, key, None) if custom is not None else None
         return value if is_graphql_name(value) else default
 
-    return RootFields(
-        select=pick("select", base),
-        select_by_pk=pick("select_by_pk", f"{base}_by_pk"),
-        select_aggregate=pick("select_aggregate", f"{base}_aggregate"),
-        select_stream=pick("select_stream", f"{base}_stream"),
-        insert=pick("insert", f"insert_{base}"),
-        insert_one=pick("insert_one", f"insert_{base}_one"),
-        update=pick("update", f"update_{base}"),
-        update_by_pk=pick("update_by_pk", f"update_{base}_by_pk"),
-        update_many=pick("update_many", f"update_{base}_many"),
-        delete=pick("delete", f"delete_{base}"),
-        delete_by_pk=pick("delete_by_pk", f"delete_{base}_by_pk"),
-    )
+    defaults = default_root_fields(base)
+    return RootFields(**{k: pick(k, getattr(defaults, k)) for k in RootFields.__slots__})

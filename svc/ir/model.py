@@ -156,6 +156,7 @@ class Function:
     source: str = DEFAULT_SOURCE  # the source it is tracked in (`returns` is there too)
     type_affixes: tuple[str, str] = ("", "")  # as `Table.type_affixes` (`<fn>_args`)
     root_affixes: tuple[str, str] = ("", "")  # the source's root field prefix and suffix
+    naming: str = "hasura-default"  # as `Table.naming`
 
     def root_name(self, suffix: str = "") -> str:
         """The name of a root field of the function (`fn`, `fn_aggregate`), with the
@@ -191,6 +192,24 @@ class RootFields:
     update_many: str
     delete: str
     delete_by_pk: str
+
+
+def default_root_fields(base: str) -> RootFields:
+    """The root field names of a table whose GraphQL name is `base`, none customised
+    (Hasura's scheme: `base`, `base_by_pk`, `insert_base_one`, ...)."""
+    return RootFields(
+        select=base,
+        select_by_pk=f"{base}_by_pk",
+        select_aggregate=f"{base}_aggregate",
+        select_stream=f"{base}_stream",
+        insert=f"insert_{base}",
+        insert_one=f"insert_{base}_one",
+        update=f"update_{base}",
+        update_by_pk=f"update_{base}_by_pk",
+        update_many=f"update_{base}_many",
+        delete=f"delete_{base}",
+        delete_by_pk=f"delete_{base}_by_pk",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +250,10 @@ class Table:
     # The source's `customization.type_names` (prefix, suffix): around every type name
     # generated for the table (`type_name`; `svc.ir.source_tables`).
     type_affixes: tuple[str, str] = ("", "")
+    # The source's naming convention (`svc.naming`): its root fields and columns are
+    # already named by it; the schema names the table's generated types, arguments and
+    # fields by it (`svc.schema.naming`).
+    naming: str = "hasura-default"
     column_map: dict[str, Column] = field(default_factory=dict, compare=False)
     relationship_map: dict[str, Relationship] = field(default_factory=dict, compare=False)
     computed_field_map: dict[str, ComputedField] = field(default_factory=dict, compare=False)

@@ -25,12 +25,21 @@ import msgspec
 
 from svc.catalog.introspect import DbCatalog
 from svc.errors import ErrorCode, SvcError
-from svc.ir.model import Inconsistency, Ir, Table
+from svc.ir.model import (
+    Function,
+    FunctionArg,
+    Inconsistency,
+    Ir,
+    RootFields,
+    Table,
+    default_root_fields,
+)
 from svc.ir.source_joins import source_joins
 from svc.ir.sources import SourceIssue
 from svc.metadata.model import DEFAULT_SOURCE, Metadata, QualifiedName
 from svc.metadata.qualified import in_source
 from svc.metadata.sources import served_sources, source_view
+from svc.naming import HASURA_DEFAULT, field_case, source_naming
 
 Build = Callable[[Metadata, DbCatalog, "Ir | None", str], Ir]
 
@@ -119,18 +128,89 @@ def namespaces(md: Metadata) -> dict[str, tuple[str, tuple[str, str]]]:
 
 
 def _customized(source: Any) -> bool:
-    return any(affixes(source, key) != ("", "") for key in ("root_fields", "type_names"))
+    return source_naming(source) != HASURA_DEFAULT or any(
+        affixes(source, key) != ("", "") for key in ("root_fields", "type_names")
+    )
 
 
 def _customize(ir: Ir, source: Any) -> Ir:
-    """`ir` (one source's) with its customization applied to tables and functions."""
+    """`ir` (one source's) with its customization applied to tables and functions: the
+    naming convention first (`_named`), then the root field prefix and suffix around
+    every root field name, verbatim (the reference's `MkRootFieldName`: `test` +
+    `authorLocal` + `Query`)."""
     roots, types = affixes(source, "root_fields"), affixes(source, "type_names")
-    tables = {k: _affixed(t, roots, types) for k, t in ir.tables.items()}
+    naming = source_naming(source)
+    tables = {k: _affixed(_named(t, naming), roots, types) for k, t in ir.tables.items()}
     functions = {
-        k: dataclasses.replace(f, root_affixes=roots, type_affixes=types)
+        k: dataclasses.replace(
+            _named_function(f, naming), root_affixes=roots, type_affixes=types, naming=naming
+        )
         for k, f in ir.functions.items()
     }
     return dataclasses.replace(ir, tables=tables, functions=functions)
+
+
+def _named(table: Table, naming: str) -> Table:
+    """`table` with its root fields and columns named by `naming` (`svc.naming`): a root
+    field or column keeps a custom name verbatim (one that differs from the generated
+    default), the others are converted (`field_case`); a table `custom_name` is the base
+    of the generated names and so is converted with them (`authorDetails_by_pk` ->
+    `authorDetailsByPk`), as the reference's `getTableIdentifierName` at the corpus'
+    commit. Relationship and computed field names are the user's and stay verbatim."""
+    if naming == HASURA_DEFAULT:
+        return table
+    defaults = default_root_fields(table.gql_name)
+    roots = {
+        f.name: field_case(naming, getattr(defaults, f.name))
+        for f in dataclasses.fields(RootFields)
+        if getattr(table.root_fields, f.name) == getattr(defaults, f.name)
+    }
+    columns = tuple(
+        dataclasses.replace(c, gql_name=field_case(naming, c.name)) if c.gql_name == c.name else c
+        for c in table.columns
+    )
+    computed = tuple(
+        dataclasses.replace(cf, args=_args(cf.args, naming), arg_order=_order(cf.arg_order, naming))
+        for cf in table.computed_fields
+    )
+    return table.with_parts(
+        root_fields=dataclasses.replace(table.root_fields, **roots),
+        columns=columns,
+        computed_fields=computed,
+        naming=naming,
+    )
+
+
+def _named_function(fn: Function, naming: str) -> Function:
+    """`fn` with its GraphQL name (unless custom: one other than the generated default)
+    and its arguments' names converted by `naming`."""
+    if naming == HASURA_DEFAULT:
+        return fn
+    generated = default_function_name(fn.name)
+    return dataclasses.replace(
+        fn,
+        gql_name=field_case(naming, fn.gql_name) if fn.gql_name == generated else fn.gql_name,
+        args=_args(fn.args, naming),
+        arg_order=_order(fn.arg_order, naming),
+    )
+
+
+def default_function_name(name: QualifiedName) -> str:
+    """The GraphQL name of a function without a `custom_name` (`fn`, `s_fn` outside
+    `public`; `svc.ir.functions.resolve_function`)."""
+    return name.name if name.schema == "public" else f"{name.schema}_{name.name}"
+
+
+def _args(args: tuple[FunctionArg, ...], naming: str) -> tuple[FunctionArg, ...]:
+    """Function arguments named by `naming` (the reference's `applyFieldNameCaseCust` of
+    each argument name)."""
+    return tuple(dataclasses.replace(a, gql_name=field_case(naming, a.gql_name)) for a in args)
+
+
+def _order(order: tuple[tuple[str, str], ...], naming: str) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (kind, field_case(naming, name) if kind == "input" else name) for kind, name in order
+    )
 
 
 def _affixed(table: Table, roots: tuple[str, str], types: tuple[str, str]) -> Table:

@@ -48,7 +48,7 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
-from svc.config import experimental_features
+from svc.config import NAMING_CONVENTIONS
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.inherited_roles import check_cycles
 
@@ -86,7 +86,7 @@ SOURCE_KEYS = frozenset({"name", "kind", "tables", "functions", "configuration"}
 def _is_default(key: str, value: Any) -> bool:
     """Whether a `customization` key asks for what svc serves anyway: no root field
     namespace, prefix or suffix, no type name prefix or suffix (absent, null or empty,
-    as exports write them), the `hasura-default` naming convention."""
+    as exports write them), either naming convention (`svc.naming`)."""
     if key in ("root_fields", "type_names"):  # `svc.ir.source_tables`, `svc.schema.namespaces`
         served = ("prefix", "suffix", "namespace") if key == "root_fields" else ("prefix", "suffix")
         return value is None or (
@@ -95,11 +95,9 @@ def _is_default(key: str, value: Any) -> bool:
             and all(isinstance(v, str | None) for v in value.values())
         )
     if key == "naming_convention":
-        # Without the experimental feature the reference accepts a convention and serves
-        # `hasura-default` names (its naming_convention_without_feature_turned_on tests).
-        return value in (None, "hasura-default") or "naming_convention" not in (
-            experimental_features()
-        )
+        # Served by `svc.naming` (with the experimental feature; without it the reference
+        # accepts a convention and serves `hasura-default` names).
+        return value is None or value in NAMING_CONVENTIONS
     return False
 
 
@@ -146,19 +144,24 @@ def check_source(source: dict[str, Any], path: str) -> None:
 
 
 def _check_customization(value: Any, path: str) -> None:
-    """A source customization is refused unless svc serves it: root field and type name
-    prefixes and suffixes (`svc.ir.source_tables`), the `hasura-default` naming convention
-    (any convention without the experimental feature, as the reference); not a root
-    field namespace, or `graphql-default` with the feature."""
+    """A source customization is refused unless svc serves it: root field namespaces,
+    prefixes and suffixes, type name prefixes and suffixes (`svc.ir.source_tables`), the
+    naming conventions (`svc.naming`; another value is the reference's 400
+    `parse-failed`)."""
     if value is None:
         return
     if not isinstance(value, dict):
         raise SvcError(ErrorCode.PARSE_FAILED, "expected an object", path=path)
     for key, given in value.items():
+        if key == "naming_convention" and not _is_default(key, given):
+            raise SvcError(
+                ErrorCode.PARSE_FAILED,
+                'naming_convention can either be "hasura-default" or "graphql-default"',
+                path=f"{path}.{key}",
+            )
         if not _is_default(key, given):
             raise not_supported(
-                "svc does not support this source customization yet (root field "
-                'namespaces, naming conventions other than "hasura-default"): '
+                "svc does not support this source customization yet: "
                 f'"{key}" would change the names of the API',
                 f"{path}.{key}",
             )

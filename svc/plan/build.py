@@ -191,7 +191,9 @@ class Planner:
         for arg in node.arguments or ():
             definition = field.args.get(arg.name.value)
             if definition is not None:
-                out[arg.name.value] = self.reader.read(arg.value, definition.type)
+                # `out_name`: the generated name of a renamed argument (`svc.schema.naming`)
+                key = definition.out_name or arg.name.value
+                out[key] = self.reader.read(arg.value, definition.type)
         return out
 
     def call(

@@ -242,7 +242,7 @@ class MutationPlanner(Planner):
             name = sub_nodes[0].name.value
             if name == "__typename":
                 output.append((key, Typename(resp_type.name)))
-            elif name == "affected_rows":
+            elif _kind(resp_type.fields[name]) == FieldKind.AFFECTED_ROWS:
                 output.append((key, AffectedRows()))
             else:
                 fields = self._fields(table, resp_type.fields[name], sub_nodes)
@@ -394,3 +394,10 @@ class MutationPlanner(Planner):
             sets.append(UpdateSet(column, "_set", param))
         where = self._and(where if where is not None else TRUE, self._filter(table, "update"))
         return Update(table.name, where, tuple(sets), self._check(table, "update"))
+
+
+def _kind(field: Any) -> FieldKind | None:
+    """The `FieldInfo.kind` of a schema field (a renamed `affected_rows` is found by it,
+    `svc.schema.naming`)."""
+    info = field.extensions.get("svc") if field.extensions else None
+    return info.kind if isinstance(info, FieldInfo) else None

@@ -85,8 +85,8 @@ class ValueReader:
             out: dict[str, Any] = {}
             for f in node.fields:
                 field = type_.fields.get(f.name.value)
-                if field is not None:
-                    out[f.name.value] = self.read(f.value, field.type)
+                if field is not None:  # keyed by the generated name (`svc.schema.naming`)
+                    out[field.out_name or f.name.value] = self.read(f.value, field.type)
             return out
         return self._literal(node, type_)
 

@@ -59,6 +59,7 @@ from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, Fiel
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, plain_names
+from svc.schema.naming import apply_naming
 from svc.schema.stream import stream_fields, streaming_enabled
 from svc.schema.types import CheckedTypes, Types
 
@@ -885,7 +886,7 @@ def build_schema(
         ir, view.role, view=view, types=types, streaming=streaming, groups=groups
     )
     with _collector_paused():
-        return builder.build()
+        return apply_naming(builder.build(), ir)  # graphql-default sources' names
 
 
 def schema_view(schema: GraphQLSchema) -> RoleView:

@@ -114,6 +114,28 @@ def fixture_url(path: Path) -> str:
     return "/v2/query" if path.name.startswith("schema_") else "/v1/metadata"
 
 
+_NAMING = {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "naming_convention"}
+FILE_ENV: dict[str, dict[str, str]] = {
+    **{
+        f"naming_conventions/{name}.yaml": _NAMING
+        for name in (
+            "type_and_field_names",
+            "field_name_precedence",
+            "enum_value_convention",
+            "type_and_field_names_with_prefix_and_suffix",
+        )
+    },
+    "naming_conventions/default_global_naming_convention.yaml": {
+        **_NAMING,
+        "SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION": "graphql-default",
+    },
+}
+"""Case files the reference runs on a server started with other configuration (WAVE3.md
+section 5: its three naming convention classes): the variables over `CORPUS_ENV`. The
+runner restarts the server (on a fresh database) when a file needs another configuration
+than the current one; every other file runs with `CORPUS_ENV` alone."""
+
+
 EXTRA_CASES: dict[str, int] = {
     # upstream: test_select_query_invalid_fkey_relationship posts this bare /v1/query body and
     # expects 400 ("Expecting object { table, columns }.", message not checked here).
@@ -552,7 +574,16 @@ class _Engine:
         """Set when a request could not reach the server (refused, reset, timed out)."""
         self.restarts = 0
         self.statement_log = StatementLog(pg_url)
+        self.extra_env: dict[str, str] = {}
+        """The variables over `CORPUS_ENV` the current server runs with (`FILE_ENV`)."""
         self.restart()
+
+    def use_env(self, extra: dict[str, str]) -> None:
+        """Restart on a fresh database and server when the current one does not run with
+        `extra` over `CORPUS_ENV` (`FILE_ENV`)."""
+        if extra != self.extra_env:
+            self.extra_env = dict(extra)
+            self.restart()
 
     def restart(self) -> None:
         """A fresh database and server, with `clear_db.yaml` applied."""
@@ -566,7 +597,7 @@ class _Engine:
         # The reference's second and third databases for its multi-source cases
         # (`pg_add_source` with `{from_env: HASURA_GRAPHQL_PG_SOURCE_URL_1}`).
         self.source_urls = [create_database(self.pg_url, prefix=f"src{k}") for k in (1, 2)]
-        env = {**CORPUS_ENV}
+        env = {**CORPUS_ENV, **self.extra_env}
         for k, url in enumerate(self.source_urls, 1):
             env[f"SVC_GRAPHQL_PG_SOURCE_URL_{k}"] = url
         self.server = ServerProcess(database, *SERVER_ARGS, env=env)
@@ -692,6 +723,11 @@ class _Suite:
         self.suite = suite
         self.results = results
 
+    def env(self, case_file: CaseFile) -> dict[str, str]:
+        """The variables over `CORPUS_ENV` the server runs `case_file` with (`FILE_ENV`)."""
+        rel = f"{self.suite.rel}/{case_file.name}" if self.suite.rel != "." else case_file.name
+        return FILE_ENV.get(rel, {})
+
     def note(self, problem: str) -> None:
         """Record a setup/teardown problem of this directory (with the log tail if down)."""
         if not self.engine.healthy():
@@ -724,6 +760,7 @@ class _Suite:
         directory teardown. A failed teardown moves to a fresh server (and re-runs the
         directory setup when files remain)."""
         suite = self.suite
+        self.engine.use_env(self.env(suite.files[0]))
         problem = self.dir_setup()
         if problem:
             self.fail(suite.files, f"setup failed: {problem}")
@@ -731,6 +768,12 @@ class _Suite:
             self.teardown(suite.dir_teardown, "after failed setup")
             return
         for n, case_file in enumerate(suite.files):
+            if self.env(case_file) != self.engine.extra_env:  # a fresh server (FILE_ENV)
+                self.engine.use_env(self.env(case_file))
+                problem = self.dir_setup()
+                if problem:
+                    self.fail([case_file], f"setup failed: {problem}")
+                    continue
             problem = self.engine.post_all(suite.file_setup)
             if problem:
                 self.fail([case_file], f"setup failed: {problem}")
