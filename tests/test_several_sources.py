@@ -633,33 +633,27 @@ def test_a_remote_schemas_type_joins_a_table_of_another_source(srv: ServerProces
         node.stop()
 
 
-def test_a_naming_convention_is_refused_with_the_feature_on(
+def test_a_naming_convention_is_accepted_with_or_without_the_feature(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With `SVC_GRAPHQL_EXPERIMENTAL_FEATURES=naming_convention` the reference would serve
-    `graphql-default` names, which svc does not build yet: refused (400 `not-supported`),
-    not served under other names; without the feature it is accepted and ignored."""
+    """A source's `naming_convention` is read with or without the experimental feature
+    (served by `svc.naming`; `tests/test_naming_conventions.py`); a value other than the
+    two is the reference's 400 `parse-failed` (`parseNamingConventionFromText`)."""
     from svc.errors import SvcError
     from svc.metadata.model import metadata_from_obj
 
-    doc = {
-        "version": 3,
-        "sources": [
-            {
-                "name": "default",
-                "kind": "postgres",
-                "tables": [],
-                "customization": {"naming_convention": "graphql-default"},
-            }
-        ],
-    }
-    monkeypatch.setenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "streaming_subscriptions")
-    assert metadata_from_obj(doc).default_source is not None
-    monkeypatch.setenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", "naming_convention")
-    with pytest.raises(SvcError) as caught:
-        metadata_from_obj(doc)
-    assert caught.value.code == "not-supported"
-    assert caught.value.path == "$.args.sources[0].customization.naming_convention"
+    def doc(convention: str) -> dict[str, object]:
+        source = {"name": "default", "kind": "postgres", "tables": []}
+        custom = {"naming_convention": convention}
+        return {"version": 3, "sources": [{**source, "customization": custom}]}
+
+    for features in ("streaming_subscriptions", "naming_convention"):
+        monkeypatch.setenv("SVC_GRAPHQL_EXPERIMENTAL_FEATURES", features)
+        assert metadata_from_obj(doc("graphql-default")).default_source is not None
+        with pytest.raises(SvcError) as caught:
+            metadata_from_obj(doc("camelCase"))
+        assert caught.value.code == "parse-failed"
+        assert caught.value.path == "$.args.sources[0].customization.naming_convention"
 
 
 def test_read_replicas_of_another_source(srv: ServerProcess) -> None:

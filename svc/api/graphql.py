@@ -21,6 +21,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
+    GraphQLScalarType,
     GraphQLSchema,
     IntValueNode,
     OperationDefinitionNode,
@@ -31,7 +32,9 @@ from graphql import (
     VariableNode,
     Visitor,
     execute_sync,
+    get_named_type,
     parse,
+    type_from_ast,
     visit,
 )
 from graphql.execution.collect_fields import collect_fields
@@ -759,7 +762,14 @@ class GraphQLService:
         only = OperationDefinitionNode(
             operation=OperationType.QUERY,
             name=op.name,
-            variable_definitions=op.variable_definitions,
+            # `variables` are coerced already; graphql-core coerces them again, which only
+            # scalars survive (an enum value's internal value is no name of it,
+            # `svc.schema.naming`), and only scalars reach introspection fields
+            variable_definitions=tuple(
+                d
+                for d in op.variable_definitions or ()
+                if isinstance(get_named_type(type_from_ast(schema, d.type)), GraphQLScalarType)
+            ),
             directives=(),
             selection_set=SelectionSetNode(selections=tuple(nodes)),
         )
