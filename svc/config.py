@@ -403,6 +403,7 @@ class Config:
         """Read `SVC_GRAPHQL_*` variables; keyword overrides (from options) win."""
         e = dict(os.environ if env is None else env)
         outbound_client(e)  # a bad library name stops the server at start, not at a call
+        default_naming_convention(e)  # a bad value stops the server at start (ValueError)
         apis = e.get("SVC_GRAPHQL_ENABLED_APIS")
         values: dict[str, object] = {
             "database_url": e.get("SVC_GRAPHQL_DATABASE_URL", ""),

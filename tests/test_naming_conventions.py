@@ -402,7 +402,12 @@ def test_the_global_default_and_the_feature(pg_url: str, tmp_path: Path) -> None
 
 
 def test_a_bad_global_default_is_refused_at_start() -> None:
-    from svc.config import default_naming_convention
+    """A value other than the two conventions stops the server (`Config.from_env`), even
+    without the feature; with the feature off a good one is not applied."""
+    from svc.config import Config, default_naming_convention
+
+    with pytest.raises(ValueError, match="SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION"):
+        Config.from_env({"SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION": "camel"})
 
     with pytest.raises(ValueError, match="SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION"):
         default_naming_convention({**FEATURE, "SVC_GRAPHQL_DEFAULT_NAMING_CONVENTION": "camel"})

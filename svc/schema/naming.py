@@ -27,7 +27,8 @@ Planning reads the converted schema unchanged: fields by their `FieldInfo`, argu
 input fields by `out_name` (each renamed one carries the generated name there, which is
 also what variable coercion keys values by), enum values by their `value` (the generated
 name or the enum table's text). Types and fields not reached from a `graphql-default`
-root field are the builder's own objects.
+root field are the builder's own objects, and so are the fields answered elsewhere
+(remote relationships, actions: their types are the remote schema's and the action's).
 """
 
 from __future__ import annotations
@@ -61,8 +62,17 @@ _OWN_NAMES = frozenset(
         FieldKind.OBJECT_REL,
         FieldKind.ARRAY_REL,
         FieldKind.AGG_COLUMN,
+    }
+)
+# Fields answered elsewhere (a remote schema's, an action's types): kept as they are.
+_FOREIGN = frozenset(
+    {
         FieldKind.REMOTE_RELATIONSHIP,
+        FieldKind.REMOTE_SCHEMA,
+        FieldKind.ACTION,
+        FieldKind.ACTION_RESULT,
         FieldKind.ACTION_REL,
+        FieldKind.ACTION_AGG,
     }
 )
 # Generated enums whose values are upper-cased (besides enum tables' enums).
@@ -200,6 +210,9 @@ class _Renamer:
                     out[name] = field  # another source's (a relationship into it)
                     continue
                 info = field.extensions.get("svc") if field.extensions else None
+                if isinstance(info, FieldInfo) and info.kind in _FOREIGN:
+                    out[name] = field
+                    continue
                 own = isinstance(info, FieldInfo) and info.kind in _OWN_NAMES
                 out[name if own or name.startswith("__") else self.name(name)] = self.field(field)
             return out
