@@ -49,6 +49,10 @@ INSERT INTO days_of_the_week VALUES ('Monday'), ('Friday'), ('Sunday');
 CREATE TABLE users (id serial PRIMARY KEY, favourite_day text NOT NULL
   REFERENCES days_of_the_week);
 INSERT INTO users (favourite_day) VALUES ('Sunday');
+CREATE FUNCTION search_authors(name_prefix text) RETURNS SETOF author_local
+  AS $$ SELECT * FROM author_local WHERE name LIKE name_prefix || '%' $$ LANGUAGE sql STABLE;
+CREATE FUNCTION title_with(article_row article_local, end_text text) RETURNS text
+  AS $$ SELECT article_row.title || end_text $$ LANGUAGE sql STABLE;
 """
 MAIN_SQL = "CREATE TABLE author (id int PRIMARY KEY, full_name text);"
 MAIN_SQL += "INSERT INTO author VALUES (1, 'main');"
@@ -121,6 +125,10 @@ def srv(urls: tuple[str, str, str]) -> Iterator[ServerProcess]:
             "pg_create_array_relationship",
             {**arr, "using": {"foreign_key_constraint_on": fk}},
         )
+        ok(server, "pg_track_function", {"source": "pg1", "function": "search_authors"})
+        definition = {"function": "title_with", "table_argument": "article_row"}
+        computed = {"source": "pg1", "table": "article_local", "name": "title_with"}
+        ok(server, "pg_add_computed_field", {**computed, "definition": definition})
         custom = {
             "naming_convention": GRAPHQL_DEFAULT,
             "root_fields": {"prefix": "test", "suffix": "Query"},
@@ -196,6 +204,24 @@ def test_queries_answer_in_camel_case(srv: ServerProcess) -> None:
         ],
         "authorLocalByPk": {"name": "Author 2"},
         "author": [{"full_name": "main", "__typename": "author"}],
+    }
+
+
+def test_functions_and_computed_fields(srv: ServerProcess) -> None:
+    """A tracked function's root fields and arguments converted (the reference's
+    `applyFieldNameCaseCust` of each argument), its `<fn>_args` type PascalCased; a
+    computed field's name verbatim, its arguments converted."""
+    q = """{
+      searchAuthors(args: {namePrefix: "Author 1"}) { id }
+      searchAuthorsAggregate(args: {namePrefix: "Author"}) { aggregate { count } }
+      articleLocalByPk(id: 1) { title_with(args: {endText: "!"}) }
+      fn: __type(name: "SearchAuthorsArgs") { inputFields { name } }
+    }"""
+    assert data(srv, q) == {
+        "searchAuthors": [{"id": 1}],
+        "searchAuthorsAggregate": {"aggregate": {"count": 2}},
+        "articleLocalByPk": {"title_with": "Article 1!"},
+        "fn": {"inputFields": [{"name": "namePrefix"}]},
     }
 
 

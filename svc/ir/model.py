@@ -18,6 +18,7 @@ from svc.ir.permissions import (
 )
 from svc.metadata.drop import ObjectRef
 from svc.metadata.model import DEFAULT_SOURCE, QualifiedName, qualify
+from svc.naming import field_case
 
 if TYPE_CHECKING:
     from svc.ir.cache import IrCache
@@ -159,9 +160,11 @@ class Function:
     naming: str = "hasura-default"  # as `Table.naming`
 
     def root_name(self, suffix: str = "") -> str:
-        """The name of a root field of the function (`fn`, `fn_aggregate`), with the
-        source's root field prefix and suffix around it."""
-        return f"{self.root_affixes[0]}{self.gql_name}{suffix}{self.root_affixes[1]}"
+        """The name of a root field of the function (`fn`, `fn_aggregate`; under the
+        source's naming convention `fnAggregate`, `svc.naming`), with the source's root
+        field prefix and suffix around it."""
+        name = field_case(self.naming, self.gql_name + suffix) if suffix else self.gql_name
+        return f"{self.root_affixes[0]}{name}{self.root_affixes[1]}"
 
     def type_name(self, suffix: str) -> str:
         """The name of a type generated for the function (`fn_args`)."""

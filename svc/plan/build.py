@@ -592,7 +592,8 @@ class Planner:
                 # Hasura stringifies by the source column's type, whatever the operator.
                 as_text = self.stringify and info.column.stringifiable
                 cols_out.append((col_alias, self.redact(table, info.column.name), as_text))
-            op = sub_field.extensions["svc"].op  # the operator, whatever the field's name
+            # the operator, whatever the field's name (`svc.schema.naming`: `stddevPop`)
+            op = getattr(sub_field.extensions.get("svc"), "op", "") or name
             items.append((alias, AggOp(op, tuple(cols_out), op_type.name)))
         return AggAggregate(tuple(items))
 
