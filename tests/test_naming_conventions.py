@@ -145,6 +145,10 @@ def srv(urls: tuple[str, str, str]) -> Iterator[ServerProcess]:
             "pg_track_table",
             {"source": "pg2", "table": "author_local", "configuration": configuration},
         )
+        spaced = {"naming_convention": GRAPHQL_DEFAULT, "root_fields": {"namespace": "shop"}}
+        add_source(server, "pg3", "SOURCE_TWO", spaced)
+        shopper = {"source": "pg3", "table": "users", "configuration": {"custom_name": "shopper"}}
+        ok(server, "pg_track_table", shopper)
         yield server
     finally:
         server.stop()
@@ -338,6 +342,15 @@ def test_custom_names_and_affixes_take_precedence(srv: ServerProcess) -> None:
     assert added == {"testadd_authorQuery": {"id": 9}}
 
 
+def test_a_namespace_of_a_graphql_default_source(srv: ServerProcess) -> None:
+    """The namespace field is verbatim, its type PascalCased (`shop_query` -> `ShopQuery`,
+    the reference's `mkTypename` of the namespace type)."""
+    q = "{ shop { __typename shopperByPk(id: 1) { favouriteDay } } }"
+    assert data(srv, q) == {
+        "shop": {"__typename": "ShopQuery", "shopperByPk": {"favouriteDay": "Sunday"}}
+    }
+
+
 def test_subscriptions_answer_in_camel_case(srv: ServerProcess) -> None:
     async def run() -> list[Any]:
         url = srv.url.replace("http", "ws", 1) + "/v1/graphql"
@@ -454,3 +467,21 @@ def _svc(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def test_two_types_of_one_converted_name_conflict(srv: ServerProcess) -> None:
+    """`author_local` and `"authorLocal"` are two names in `hasura-default` and one
+    (`authorLocal`, `AuthorLocal`) in `graphql-default`: tracking the second is refused
+    with the reference's conflict (500 `unexpected`), and the schema stays served."""
+    create = {"source": "pg1", "sql": 'CREATE TABLE "authorLocal" (id int PRIMARY KEY)'}
+    ok(srv, "run_sql", create, url="/v2/query")
+    r = srv.client.post(
+        "/v1/metadata",
+        json={"type": "pg_track_table", "args": {"source": "pg1", "table": "authorLocal"}},
+    )
+    assert r.status_code == 500, r.text
+    assert r.json()["code"] == "unexpected"
+    assert "conflicting definitions" in r.json()["error"]
+    assert "'authorLocal'" in r.json()["error"]
+    assert data(srv, "{ authorLocalByPk(id: 1) { id } }") == {"authorLocalByPk": {"id": 1}}
+    ok(srv, "run_sql", {"source": "pg1", "sql": 'DROP TABLE "authorLocal"'}, url="/v2/query")

@@ -3,7 +3,9 @@ the reference's `customizeNamespace`, `Hasura.GraphQL.Namespace`): the source's 
 fields move from each root type into one object type, `<namespace>_query`,
 `<namespace>_mutation_frontend` or `<namespace>_subscription` (the source's type name
 prefix and suffix around it), reached by one root field `<namespace>` (no root field
-prefix or suffix on it), which the planner flattens (`svc.plan.namespaces`).
+prefix or suffix on it), which the planner flattens (`svc.plan.namespaces`). Under the
+source's `graphql-default` naming convention the type name is PascalCased
+(`NsQuery`, `svc.naming`), as the reference's `mkTypename` does to every source type.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 
 from graphql import GraphQLField, GraphQLNonNull, GraphQLObjectType, GraphQLSchema
 
+from svc.naming import HASURA_DEFAULT, type_case
 from svc.schema.info import FieldInfo
 
 NAMESPACE_EXTENSION = "svc_namespace"  # on the namespace field: the source's name
@@ -29,6 +32,13 @@ def _source_of(field: GraphQLField) -> str | None:
         return None
     owner = info.function if info.function is not None else info.table
     return getattr(owner, "source", None)
+
+
+def _naming_of(field: GraphQLField) -> str:
+    """The naming convention of the source a root field belongs to (`svc.naming`)."""
+    info = field.extensions.get("svc")
+    owner = info.function or info.table if isinstance(info, FieldInfo) else None
+    return getattr(owner, "naming", HASURA_DEFAULT)
 
 
 def apply_namespaces(
@@ -54,6 +64,7 @@ def apply_namespaces(
             for name in moved:
                 del root.fields[name]
             name = namespace_type_name(namespace, _SUFFIXES[kind], affixes)
+            name = type_case(_naming_of(next(iter(moved.values()))), name)  # `svc.naming`
             obj = GraphQLObjectType(name, moved)
             added.append(obj)
             root.fields[namespace] = GraphQLField(

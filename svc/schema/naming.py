@@ -33,6 +33,7 @@ root field are the builder's own objects, and so are the fields answered elsewhe
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from graphql import (
@@ -48,6 +49,7 @@ from graphql import (
     GraphQLSchema,
 )
 
+from svc.errors import ErrorCode, SvcError
 from svc.ir.enums import enum_type_name
 from svc.ir.model import Ir
 from svc.naming import GRAPHQL_DEFAULT, enum_case, field_case, type_case
@@ -91,7 +93,9 @@ def _owner_naming(field: GraphQLField) -> str | None:
 
 def apply_naming(schema: GraphQLSchema, ir: Ir) -> GraphQLSchema:
     """`schema` with the root fields of `graphql-default` tables and functions typed and
-    named by the convention (the module docstring); `schema` itself when `ir` has none."""
+    named by the convention (the module docstring); `schema` itself when `ir` has none.
+    Raises `SvcError` (500 `unexpected`, the reference's "Found conflicting definitions
+    for GraphQL type") when two types' converted names are one."""
     tables = [t for t in ir.tables.values() if t.naming == _G]
     if not tables and not any(f.naming == _G for f in ir.functions.values()):
         return schema
@@ -111,13 +115,24 @@ def apply_naming(schema: GraphQLSchema, ir: Ir) -> GraphQLSchema:
     subscription = renamer.root(schema.subscription_type)
     if renamer.untouched:
         return schema
-    return GraphQLSchema(
-        roots[0],
-        roots[1],
-        subscription,
-        directives=schema.directives,
-        extensions=schema.extensions,
-    )
+    try:
+        return GraphQLSchema(
+            roots[0],
+            roots[1],
+            subscription,
+            directives=schema.directives,
+            extensions=schema.extensions,
+        )
+    except TypeError as exc:  # two types whose converted names are one (`authorLocal`, …)
+        found = re.search(r"named '([^']*)'", str(exc))
+        name = found.group(1) if found else str(exc)
+        raise SvcError(
+            ErrorCode.UNEXPECTED,
+            f"Found conflicting definitions for GraphQL type '{name}'. "
+            "Types must not be defined more than once across all sources.",
+            status=500,
+            path="$.args",
+        ) from None
 
 
 class _Renamer:
