@@ -42,6 +42,7 @@ from svc.api.request import GraphQLRequest, decode_json
 from svc.errors import ErrorCode, SvcError
 from svc.metadata.remote_schemas import SourceJoin
 from svc.plan.remote_fields import HIDDEN, used_names
+from svc.schema.info import FieldKind
 
 WHERE = "where"
 
@@ -85,7 +86,9 @@ async def join_source(state: Any, work: Any, rel: SourceJoin, fdef: Any, items: 
     columns: tuple[str, ...] = fdef.extensions["svc_source_columns"]
     root = work.schema.query_type.fields[root_name]
     where_type = get_named_type(root.args[WHERE].type).name
-    single = rel.kind == "object" and not root_name.endswith("_aggregate")
+    # by its kind, not its name (`xAggregate` under `graphql-default`, `svc.naming`)
+    aggregate = getattr(root.extensions.get("svc"), "kind", None) == FieldKind.SELECT_AGGREGATE
+    single = rel.kind == "object" and not aggregate
     sets: dict[str, int] = {}
     calls: list[FieldNode] = []
     variables: dict[str, Any] = {}
@@ -107,7 +110,7 @@ async def join_source(state: Any, work: Any, rel: SourceJoin, fdef: Any, items: 
         value = None if at is None else answers.get(f"f{at}")
         if single:
             value = value[0] if isinstance(value, list) and value else None
-        elif value is None and at is None and not root_name.endswith("_aggregate"):
+        elif value is None and at is None and not aggregate:
             value = []  # a list relationship of an object without join values: no rows
         obj[alias] = value
 
