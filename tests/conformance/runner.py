@@ -583,12 +583,13 @@ class _Engine:
         `extra` over `CORPUS_ENV` (`FILE_ENV`)."""
         if extra != self.extra_env:
             self.extra_env = dict(extra)
-            self.restart()
+            self.restart(recovering=False)
 
-    def restart(self) -> None:
-        """A fresh database and server, with `clear_db.yaml` applied."""
+    def restart(self, recovering: bool = True) -> None:
+        """A fresh database and server, with `clear_db.yaml` applied; `recovering`: counted
+        in `restarts` (a switch of configuration, `use_env`, is not)."""
         if self.server is not None:
-            self.restarts += 1
+            self.restarts += int(recovering)
             self.server.stop()
             self.server = None
         self.broken = False
