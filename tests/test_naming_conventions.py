@@ -361,19 +361,32 @@ def test_subscriptions_answer_in_camel_case(srv: ServerProcess) -> None:
             for n, query in enumerate(
                 (
                     "subscription { authorLocalByPk(id: 1) { birthYear } }",
+                    "subscription ($w: AuthorLocalBoolExp!, $o: OrderBy!) "
+                    "{ authorLocal(where: $w, orderBy: {birthYear: $o}) { birthYear } }",
                     "subscription { authorLocalStream(batchSize: 1, cursor: "
                     "{initialValue: {birthYear: 1975}, ordering: ASC}) { id birthYear } }",
                 )
             ):
-                msg = {"id": str(n), "type": "subscribe", "payload": {"query": query}}
+                variables = {"w": {"birthYear": {"_isNull": False}}, "o": "DESC_NULLS_LAST"}
+                payload = {"query": query, "variables": variables if "$w" in query else {}}
+                msg = {"id": str(n), "type": "subscribe", "payload": payload}
                 await ws.send(json.dumps(msg))
                 out.append(json.loads(await asyncio.wait_for(ws.recv(), 10))["payload"])
             return out
 
     assert asyncio.run(run()) == [
         {"data": {"authorLocalByPk": {"birthYear": 1970}}},
+        {"data": {"authorLocal": [{"birthYear": 1980}, {"birthYear": 1970}]}},
         {"data": {"authorLocalStream": [{"id": 2, "birthYear": 1980}]}},
     ]
+
+
+def test_explain_names_the_converted_root(srv: ServerProcess) -> None:
+    body = {"query": {"query": "{ a: authorLocal(orderBy: {id: ASC}) { birthYear } }"}}
+    r = srv.client.post("/v1/graphql/explain", json=body)
+    assert r.status_code == 200, r.text
+    [step] = r.json()
+    assert step["field"] == "a" and '"author_local"' in step["sql"]
 
 
 def test_graphql_js_validates_the_schema(srv: ServerProcess) -> None:
