@@ -381,6 +381,24 @@ def test_subscriptions_answer_in_camel_case(srv: ServerProcess) -> None:
     ]
 
 
+def test_the_relay_api_is_named_by_the_convention(srv: ServerProcess) -> None:
+    """`/v1beta1/relay` (`svc.schema.relay`) goes through the same rule: the connection
+    root camelCased (the reference's `mkRelayConnectionField`), its types PascalCased,
+    `orderBy` converted; Relay's own names (`pageInfo`, `hasNextPage`) as they are."""
+    q = """{ authorLocalConnection(first: 1, orderBy: {id: DESC}) {
+      __typename edges { node { __typename birthYear } } pageInfo { hasNextPage } } }"""
+    r = srv.client.post("/v1beta1/relay", json={"query": q})
+    assert r.json() == {
+        "data": {
+            "authorLocalConnection": {
+                "__typename": "AuthorLocalConnection",
+                "edges": [{"node": {"__typename": "AuthorLocal", "birthYear": 1980}}],
+                "pageInfo": {"hasNextPage": True},
+            }
+        }
+    }
+
+
 def test_explain_names_the_converted_root(srv: ServerProcess) -> None:
     body = {"query": {"query": "{ a: authorLocal(orderBy: {id: ASC}) { birthYear } }"}}
     r = srv.client.post("/v1/graphql/explain", json=body)

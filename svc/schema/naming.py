@@ -46,7 +46,9 @@ from graphql import (
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLScalarType,
     GraphQLSchema,
+    get_named_type,
 )
 
 from svc.errors import ErrorCode, SvcError
@@ -64,6 +66,7 @@ _OWN_NAMES = frozenset(
         FieldKind.OBJECT_REL,
         FieldKind.ARRAY_REL,
         FieldKind.AGG_COLUMN,
+        FieldKind.ARRAY_CONNECTION,  # `<rel>_connection`, as the reference's `relationshipField`
     }
 )
 # Fields answered elsewhere (a remote schema's, an action's types): kept as they are.
@@ -116,10 +119,14 @@ def apply_naming(schema: GraphQLSchema, ir: Ir) -> GraphQLSchema:
     if renamer.untouched:
         return schema
     try:
+        # the builder's types not replaced by a copy (some reachable only so: the
+        # implementations of Relay's `Node`)
+        kept = [t for t in schema.type_map.values() if renamer.done.get(id(t), t) is t]
         return GraphQLSchema(
             roots[0],
             roots[1],
             subscription,
+            types=kept,
             directives=schema.directives,
             extensions=schema.extensions,
         )
@@ -158,12 +165,14 @@ class _Renamer:
         if not changed:
             return root
         self.untouched = False
-        return GraphQLObjectType(
+        new = GraphQLObjectType(
             root.name,
             fields,
             description=root.description,
             extensions=root.extensions,
         )
+        self.done[id(root)] = new  # replaced (`apply_naming` keeps the others)
+        return new
 
     def name(self, name: str) -> str:
         """A generated field, argument or input field name under the convention."""
@@ -178,7 +187,9 @@ class _Renamer:
         found = self.done.get(id(of))
         if found is not None:
             return found
-        if isinstance(of, GraphQLObjectType):
+        if isinstance(of, GraphQLObjectType | GraphQLInputObjectType) and self._unchanged(of):
+            found = of  # shared as it is (Relay's `PageInfo`): no second type of its name
+        elif isinstance(of, GraphQLObjectType):
             found = self._object(of)
         elif isinstance(of, GraphQLInputObjectType):
             found = self._input(of)
@@ -188,6 +199,22 @@ class _Renamer:
             found = of  # scalars (and anything else) keep their names
         self.done[id(of)] = found
         return found
+
+    def _unchanged(self, of: GraphQLObjectType | GraphQLInputObjectType) -> bool:
+        """Whether the convention changes nothing of `of`: its name, its fields' and
+        their arguments' names, and fields of leaf types only (a shallow check: a type
+        with object fields is copied)."""
+        if type_case(_G, of.name) != of.name:
+            return False
+        for name, field in of.fields.items():
+            named = get_named_type(field.type)
+            if self.name(name) != name and not name.startswith("__"):
+                return False
+            if not isinstance(named, GraphQLScalarType) or any(
+                self.name(a) != a for a in getattr(field, "args", None) or {}
+            ):
+                return False
+        return True
 
     def field(self, field: GraphQLField) -> GraphQLField:
         """`field` with converted arguments and type (its name is the caller's)."""

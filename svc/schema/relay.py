@@ -44,11 +44,13 @@ from graphql import (
 
 from svc.ir.model import Function, Ir, Table
 from svc.ir.role_view import RoleView
+from svc.naming import field_case
 from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder, _collector_paused
 from svc.schema.directives import DIRECTIVES
 from svc.schema.info import FieldKind
 from svc.schema.info import info as _info
 from svc.schema.mutations import MutationTypes
+from svc.schema.naming import apply_naming
 from svc.schema.types import CheckedTypes, Fields
 
 # The schema extension marking a Relay schema (`is_relay_schema`).
@@ -185,7 +187,8 @@ class RelaySchemaBuilder(SchemaBuilder):
             access = self.view.table(table.name)
             if not table.primary_key or "select" not in access.query_roots:
                 continue
-            fields[f"{table.root_fields.select}_connection"] = t.field(
+            name = field_case(table.naming, f"{table.root_fields.select}_connection")
+            fields[name] = t.field(  # `authorConnection` under graphql-default (`svc.naming`)
                 self.nn(self.connection_type(table)),
                 self.connection_args(table),
                 f'fetch data from the table: "{table.name}"',
@@ -247,7 +250,7 @@ def build_relay_schema(ir: Ir, view: RoleView) -> GraphQLSchema:
     allows, in the Relay shape. The planner finds the view with `schema_view` and knows
     the schema by `is_relay_schema`."""
     with _collector_paused():
-        return RelaySchemaBuilder(ir, view).build_relay()
+        return apply_naming(RelaySchemaBuilder(ir, view).build_relay(), ir)  # `svc.naming`
 
 
 def is_relay_schema(schema: GraphQLSchema) -> bool:
