@@ -11,14 +11,16 @@ copies of their types, named by the convention (the reference's
   `AuthorLocalBoolExp`, `String_comparison_exp` -> `StringComparisonExp`, `order_by` ->
   `OrderBy`); scalars keep their names. A type other sources also reach is copied, not
   renamed, so each source's fields keep their own names (the reference builds each
-  source's parsers with its own `NamingCase`);
+  source's parsers with its own `NamingCase`); a type the convention leaves as it is
+  (its name, and leaf fields of unchanged names: Relay's `PageInfo`) is shared;
 - every generated argument, input field and output field name is camelCased
   (`field_case`: `distinct_on` -> `distinctOn`, `order_by` -> `orderBy`, `pk_columns`,
   `on_conflict`, `affected_rows`, `stddev_pop`, `<rel>_aggregate`, `_is_null` ->
   `_isNull`, `_delete_key`, `batch_size`, `initial_value`); names that are the user's
   stay as the IR has them: columns (already converted by the IR unless custom,
-  `svc.ir.source_tables`), relationships, computed fields, function arguments, and the
-  root fields themselves (converted, then prefixed and suffixed, by the IR);
+  `svc.ir.source_tables`), relationships (and Relay's `<rel>_connection`), computed
+  fields, function arguments, and the root fields themselves (converted, then prefixed
+  and suffixed, by the IR);
 - the values of `order_by` and of enum tables' enums are upper-cased (`enum_case`:
   `ASC_NULLS_FIRST`, `FRIDAY`); the column enums (`select_column`, `update_column`) and
   constraint enums keep their values (the column field names and constraint names).
@@ -29,6 +31,8 @@ also what variable coercion keys values by), enum values by their `value` (the g
 name or the enum table's text). Types and fields not reached from a `graphql-default`
 root field are the builder's own objects, and so are the fields answered elsewhere
 (remote relationships, actions: their types are the remote schema's and the action's).
+A feature that adds generated fields, arguments or types to the builder gets them
+converted here without a change, as long as its planner reads them as above.
 """
 
 from __future__ import annotations
