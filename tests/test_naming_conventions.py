@@ -100,7 +100,8 @@ def urls(pg_url: str) -> tuple[str, str, str]:
 def srv(urls: tuple[str, str, str]) -> Iterator[ServerProcess]:
     """`default` (hasura-default, `author`), `pg1` (graphql-default) and `pg2`
     (graphql-default with custom names, root field and type name affixes)."""
-    env = {**FEATURE, "SOURCE_ONE": urls[1], "SOURCE_TWO": urls[2]}
+    features = {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "naming_convention,group_by_aggregations"}
+    env = {**features, "SOURCE_ONE": urls[1], "SOURCE_TWO": urls[2]}
     server = ServerProcess(urls[0], env=env)
     try:
         ok(server, "pg_track_table", {"table": "author"})
@@ -396,6 +397,19 @@ def test_the_relay_api_is_named_by_the_convention(srv: ServerProcess) -> None:
                 "pageInfo": {"hasNextPage": True},
             }
         }
+    }
+
+
+def test_grouped_aggregates_are_named_by_the_convention(srv: ServerProcess) -> None:
+    """`svc.schema.groups` (with `group_by_aggregations`): the root `<select>_groups`
+    converted whole, its arguments and types by the same rule."""
+    q = """{ articleLocalGroups(groupBy: [authorId], orderBy: {keys: {authorId: ASC}}) {
+      __typename keys { authorId } aggregate { count } } }"""
+    assert data(srv, q) == {
+        "articleLocalGroups": [
+            {"__typename": "ArticleLocalGroup", "keys": {"authorId": 1}, "aggregate": {"count": 2}},
+            {"__typename": "ArticleLocalGroup", "keys": {"authorId": 2}, "aggregate": {"count": 1}},
+        ]
     }
 
 

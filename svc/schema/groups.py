@@ -35,6 +35,7 @@ from graphql import GraphQLField, GraphQLInputField, GraphQLInputObjectType, Gra
 
 from svc.config import experimental_features
 from svc.ir.model import Column, Relationship, Table
+from svc.naming import field_case
 from svc.schema.info import AGG_AGGREGATE, FieldInfo, FieldKind, info
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, TABLE_TYPE_SUFFIXES
 
@@ -74,8 +75,9 @@ def groups_enabled(env: dict[str, str] | None = None) -> bool:
 
 
 def groups_root_name(table: Table) -> str:
-    """The root field of `table`'s groups: `<select root field>_groups`."""
-    return f"{table.root_fields.select}_groups"
+    """The root field of `table`'s groups: `<select root field>_groups` (under the
+    source's naming convention `authorGroups`, `svc.naming`)."""
+    return field_case(table.naming, f"{table.root_fields.select}_groups")
 
 
 def relationship_groups_name(rel: Relationship) -> str:
