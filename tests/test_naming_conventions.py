@@ -530,3 +530,72 @@ def test_two_types_of_one_converted_name_conflict(srv: ServerProcess) -> None:
     assert "'authorLocal'" in r.json()["error"]
     assert data(srv, "{ authorLocalByPk(id: 1) { id } }") == {"authorLocalByPk": {"id": 1}}
     ok(srv, "run_sql", {"source": "pg1", "sql": 'DROP TABLE "authorLocal"'}, url="/v2/query")
+
+
+def test_an_actions_relationships_to_a_graphql_default_table(pg_url: str) -> None:
+    """An action's output type keeps its names; its relationships to a table of a
+    `graphql-default` source (here `default`, by the global default) are typed and take
+    arguments as the table's own fields do (`AuthorLocal`, `orderBy`, `distinctOn`)."""
+    from tests.http_fixture import HttpFixture, Reply
+
+    database = create_database(pg_url, "nca")
+    sql(database, SOURCE_SQL)
+    types = {
+        "objects": [
+            {
+                "name": "Found",
+                "fields": [{"name": "author_id", "type": "Int!"}],
+                "relationships": [
+                    {
+                        "name": "author",
+                        "type": "object",
+                        "remote_table": "author_local",
+                        "field_mapping": {"author_id": "id"},
+                    },
+                    {
+                        "name": "articles",
+                        "type": "array",
+                        "remote_table": "article_local",
+                        "field_mapping": {"author_id": "author_id"},
+                    },
+                ],
+            }
+        ]
+    }
+    with HttpFixture() as hook:
+        hook.route("/found", lambda req: Reply(200, b'[{"author_id": 1}, {"author_id": 2}]'))
+        server = ServerProcess(database, env=GLOBAL)
+        try:
+            definition = {
+                "output_type": "[Found!]!",
+                "handler": hook.url("/found"),
+                "type": "query",
+            }
+            steps = [
+                {"type": "track_table", "args": {"table": "author_local"}},
+                {"type": "track_table", "args": {"table": "article_local"}},
+                {"type": "set_custom_types", "args": types},
+                {"type": "create_action", "args": {"name": "found", "definition": definition}},
+            ]
+            r = server.query({"type": "bulk", "args": steps})
+            assert r.status_code == 200, r.text
+            q = """{ found { __typename author_id author { __typename birthYear }
+              articles(orderBy: {id: DESC}, distinctOn: [id]) { id } } }"""
+            assert data(server, q) == {
+                "found": [
+                    {
+                        "__typename": "Found",
+                        "author_id": 1,
+                        "author": {"__typename": "AuthorLocal", "birthYear": 1970},
+                        "articles": [{"id": 2}, {"id": 1}],
+                    },
+                    {
+                        "__typename": "Found",
+                        "author_id": 2,
+                        "author": {"__typename": "AuthorLocal", "birthYear": 1980},
+                        "articles": [{"id": 3}],
+                    },
+                ]
+            }
+        finally:
+            server.stop()

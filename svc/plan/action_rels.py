@@ -127,7 +127,11 @@ def _groupable(planner: Planner, hole: Hole) -> bool:
     if rel.kind == "object":
         return True
     node = hole.nodes[0]
-    return not any(a.name.value in WINDOW_ARGS for a in node.arguments or ())
+    args = hole.field.args  # a renamed argument's generated name is its `out_name`
+    return not any(
+        (getattr(args.get(a.name.value), "out_name", None) or a.name.value) in WINDOW_ARGS
+        for a in node.arguments or ()
+    )
 
 
 def _grouped(planner: Planner, table: Table, first: Hole, parents: list[dict[str, Any]]) -> Select:

@@ -30,7 +30,9 @@ input fields by `out_name` (each renamed one carries the generated name there, w
 also what variable coercion keys values by), enum values by their `value` (the generated
 name or the enum table's text). Types and fields not reached from a `graphql-default`
 root field are the builder's own objects, and so are the fields answered elsewhere
-(remote relationships, actions: their types are the remote schema's and the action's).
+(remote relationships: their types are the remote schema's).
+An action's output types keep their names; their relationships to a `graphql-default`
+table are converted as the table's fields are (copies of the action's types hold them).
 A feature that adds generated fields, arguments or types to the builder gets them
 converted here without a change, as long as its planner reads them as above.
 """
@@ -84,6 +86,9 @@ _FOREIGN = frozenset(
         FieldKind.ACTION_AGG,
     }
 )
+# An action's relationships to tables: converted when the table's source is
+# `graphql-default` (their types and arguments; the action's own types keep their names).
+_ACTION_RELS = frozenset({FieldKind.ACTION_REL, FieldKind.ACTION_AGG})
 # Generated enums whose values are upper-cased (besides enum tables' enums).
 _UPPER_ENUMS = frozenset({"order_by", "cursor_ordering"})
 _G = GRAPHQL_DEFAULT
@@ -153,6 +158,7 @@ class _Renamer:
         self.keep = keep  # names used verbatim
         self.upper = upper  # enums whose values are upper-cased
         self.done: dict[int, Any] = {}
+        self.reaching: dict[int, bool] = {}  # `_reaches`, by type
         self.untouched = True
 
     def root(self, root: GraphQLObjectType | None) -> GraphQLObjectType | None:
@@ -166,6 +172,17 @@ class _Renamer:
             if _owner_naming(field) == _G:
                 fields[name] = self.field(field)
                 changed = True
+            elif self._reaches(field.type):  # an action's type with a relationship
+                fields[name] = GraphQLField(
+                    self._kept(field.type),
+                    field.args,
+                    field.resolve,
+                    field.subscribe,
+                    field.description,
+                    field.deprecation_reason,
+                    field.extensions,
+                )
+                changed = True
         if not changed:
             return root
         self.untouched = False
@@ -177,6 +194,71 @@ class _Renamer:
         )
         self.done[id(root)] = new  # replaced (`apply_naming` keeps the others)
         return new
+
+    def _reaches(self, of: Any) -> bool:
+        """Whether object type `of` (an action's output type) has, or leads through its
+        fields to, a relationship to a `graphql-default` table."""
+        named = get_named_type(of)
+        if not isinstance(named, GraphQLObjectType):
+            return False
+        found = self.reaching.get(id(named))
+        if found is None:
+            self.reaching[id(named)] = False  # a cycle adds nothing
+            found = False
+            for field in named.fields.values():
+                info = field.extensions.get("svc") if field.extensions else None
+                if isinstance(info, FieldInfo) and info.kind in _ACTION_RELS:
+                    found = getattr(info.table, "naming", None) == _G
+                else:
+                    found = self._reaches(field.type)
+                if found:
+                    break
+            self.reaching[id(named)] = found
+        return found
+
+    def _kept(self, of: Any) -> Any:
+        """`of` with its own names (an action's types) and its relationships to
+        `graphql-default` tables converted (`field`)."""
+        if isinstance(of, GraphQLNonNull):
+            return GraphQLNonNull(self._kept(of.of_type))
+        if isinstance(of, GraphQLList):
+            return GraphQLList(self._kept(of.of_type))
+        if not self._reaches(of):
+            return of
+        found = self.done.get(id(of))
+        if found is not None:
+            return found
+
+        def fields() -> dict[str, GraphQLField]:
+            out: dict[str, GraphQLField] = {}
+            for name, field in of.fields.items():
+                info = field.extensions.get("svc") if field.extensions else None
+                if isinstance(info, FieldInfo) and info.kind in _ACTION_RELS:
+                    naming = getattr(info.table, "naming", None)
+                    out[name] = self.field(field) if naming == _G else field
+                elif self._reaches(field.type):
+                    out[name] = GraphQLField(
+                        self._kept(field.type),
+                        field.args,
+                        field.resolve,
+                        field.subscribe,
+                        field.description,
+                        field.deprecation_reason,
+                        field.extensions,
+                    )
+                else:
+                    out[name] = field
+            return out
+
+        found = GraphQLObjectType(
+            of.name,
+            fields,
+            interfaces=of.interfaces,
+            description=of.description,
+            extensions=of.extensions,
+        )
+        self.done[id(of)] = found
+        return found
 
     def name(self, name: str) -> str:
         """A generated field, argument or input field name under the convention."""
