@@ -12,7 +12,10 @@ The estimate of a selection is its rows per parent times one plus what each row'
 relationships add: a root reads `min(limit, rows of the table)`; an object relationship
 one row; an array relationship `min(limit, rows of the target / distinct values of the
 target's join column)` per parent row (Postgres's own estimate of an equality join); an
-aggregate one object plus its `nodes`; grouped aggregates (`svc.plan.groups`) a group per
+aggregate one object plus its `nodes`; a Relay connection (`Connection`, a root or an
+array relationship's `<rel>_connection`) one object plus its rows as a select of them,
+under `first`/`last` and the permission's limit, with its edges' node fields; grouped
+aggregates (`svc.plan.groups`) a group per
 row at most, under their limits (a column without statistics has as many distinct
 values as Postgres's planner would assume). Filters are not counted (an estimate from above:
 a filter can only remove rows), nor a permission's filter; limits are (a literal, a
@@ -33,6 +36,8 @@ from svc.plan.nodes import (
     Aggregate,
     Connection,
     Const,
+    EdgeNode,
+    Edges,
     Param,
     QueryPlan,
     RelField,
@@ -63,18 +68,32 @@ def estimate_rows(plan: QueryPlan, stats: SizeStats, variables: Mapping[str, Any
     answers with `variables` (coerced)."""
     total = 0.0
     for root in plan.roots:
-        if isinstance(root.select, Select | Aggregate):
+        if isinstance(root.select, Select | Aggregate | Connection):
             per = _cap(root.select, _table_rows(stats, root.select.rows.table), variables)
             total += _rows(root.select, per, stats, variables)
     return total
 
 
 def _rows(
-    sel: Select | Aggregate, per_parent: float, stats: SizeStats, variables: Mapping[str, Any]
+    sel: Select | Aggregate | Connection,
+    per_parent: float,
+    stats: SizeStats,
+    variables: Mapping[str, Any],
 ) -> float:
     """Rows answered for one parent: `per_parent` rows of `sel`, each with what its
-    relationships add."""
+    relationships add (a Relay `Connection` as a `Select` of its rows: each edge's
+    `node` fields, plus the connection object)."""
     fields: tuple[tuple[str, Any], ...]
+    if isinstance(sel, Connection):
+        fields = tuple(
+            item
+            for _, part in sel.fields
+            if isinstance(part, Edges)
+            for _, edge in part.items
+            if isinstance(edge, EdgeNode)
+            for item in edge.fields
+        )
+        return 1.0 + per_parent * (1.0 + _nested(fields, stats, variables))
     if isinstance(sel, Groups):  # a group per row at most (one without keys), each an object
         groups = per_parent if sel.keys else 1.0
         for bound in (_limit(replace(sel.rows, limit=sel.limit), variables), sel.cap):
@@ -89,11 +108,18 @@ def _rows(
             return extra
     else:
         fields, extra = sel.fields, 0.0
-    each = 1.0
+    return extra + per_parent * (1.0 + _nested(fields, stats, variables))
+
+
+def _nested(
+    fields: tuple[tuple[str, Any], ...], stats: SizeStats, variables: Mapping[str, Any]
+) -> float:
+    """Rows the relationships among `fields` add to one row."""
+    each = 0.0
     for _, field in fields:
-        if isinstance(field, RelField) and not isinstance(field.select, Connection):
+        if isinstance(field, RelField):
             each += _rows(field.select, _fan_out(field, stats, variables), stats, variables)
-    return extra + per_parent * each
+    return each
 
 
 def _fan_out(field: RelField, stats: SizeStats, variables: Mapping[str, Any]) -> float:
@@ -117,6 +143,9 @@ def _cap(sel: Select | Aggregate | Connection, rows: float, variables: Mapping[s
         return min(rows, 1.0)
     found = _limit(sel.rows, variables)
     cap = sel.nodes_limit if isinstance(sel, Aggregate) else None
+    if isinstance(sel, Connection):  # the slice: `first` or `last`
+        found = _value(sel.first, variables)
+        cap = _value(sel.last, variables)
     for bound in (found, sel.rows.limit_cap, cap):
         if bound is not None:
             rows = min(rows, float(bound))
@@ -124,7 +153,11 @@ def _cap(sel: Select | Aggregate | Connection, rows: float, variables: Mapping[s
 
 
 def _limit(rows: Rows, variables: Mapping[str, Any]) -> int | None:
-    param = rows.limit
+    return _value(rows.limit, variables)
+
+
+def _value(param: Any, variables: Mapping[str, Any]) -> int | None:
+    """The integer a limit parameter has with `variables`, None when none is given."""
     if not isinstance(param, Param):
         return None
     value = param.source.value if isinstance(param.source, Const) else None

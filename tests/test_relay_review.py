@@ -1,0 +1,143 @@
+"""The Relay API (`/v1beta1/relay`) after its review, against a real `svc serve`:
+
+- connections count towards `SVC_GRAPHQL_MAX_ANSWER_ROWS` like the lists of
+  `/v1/graphql` (`svc.plan.answer_size`: a connection estimated as a select of its rows
+  under `first`/`last` and the permission's limit);
+- the query and subscription roots follow the permission's `query_root_fields` and
+  `subscription_root_fields` separately (the reference's
+  `buildRelayQueryAndSubscriptionFields`: `QRFTSelect` / `SRFTSelect`);
+- a table's connection is named after the table's identifier, its custom name or name
+  (`mkRelayConnectionField`, `getTableIdentifierName`), not its custom select root;
+- cursor and node-id key values are read as their column's type
+  (`parseScalarValueColumnType`): `validation-failed` for a cursor (`parseConnectionSplit`),
+  `parse-failed` at the node for a node id (the corpus's
+  `graphql_query/relay/basic/node_id_errors/invalid_column_value.yaml`); `first`/`last`
+  are non-negative (`nonNegativeInt`), by variable too;
+- a cursor or node id too long or too deeply nested is the reference's 200
+  `validation-failed`, not a 400;
+- a role schema conflict `/v1/graphql` survives (a table custom-named like a scalar)
+  leaves the Relay schema built without the culprit, as `svc.schema.role_schema` does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support import ServerProcess, author_article_steps, server_with
+
+SQL = """
+CREATE TABLE author (id serial PRIMARY KEY, name text NOT NULL);
+CREATE TABLE article (
+  id serial PRIMARY KEY, title text NOT NULL, rating int, author_id int REFERENCES author(id)
+);
+CREATE TABLE item (id serial PRIMARY KEY, label text);
+INSERT INTO author (name) SELECT 'a' || g FROM generate_series(1, 3) g;
+INSERT INTO article (title, rating, author_id)
+  SELECT 't' || g, g % 5, 1 + g % 3 FROM generate_series(1, 60) g;
+INSERT INTO item (label) VALUES ('one'), ('two');
+ANALYZE;
+"""
+USER = {"X-Svc-Role": "user"}
+NOSUB = {"X-Svc-Role": "nosub"}
+SUBONLY = {"X-Svc-Role": "subonly"}
+
+
+def _select(table: str, role: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "create_select_permission",
+        "args": {
+            "table": table,
+            "role": role,
+            "permission": {"columns": "*", "filter": {}, **extra},
+        },
+    }
+
+
+def steps() -> list[dict[str, Any]]:
+    """`author`/`article` readable by `user`; `article` by `nosub` from the query root
+    only and by `subonly` from the subscription root only; `item` custom-named `thing`
+    with the select root `things_list`."""
+    return [
+        {"type": "run_sql", "args": {"sql": SQL}},
+        *author_article_steps(),
+        {
+            "type": "track_table",
+            "args": {
+                "table": "item",
+                "configuration": {
+                    "custom_name": "thing",
+                    "custom_root_fields": {"select": "things_list"},
+                },
+            },
+        },
+        _select("author", "user"),
+        _select("article", "user"),
+        _select("article", "nosub", query_root_fields=["select"], subscription_root_fields=[]),
+        _select("article", "subonly", query_root_fields=[], subscription_root_fields=["select"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def srv(pg_url: str) -> Iterator[ServerProcess]:
+    env = {"SVC_GRAPHQL_MAX_ANSWER_ROWS": "1000"}
+    with server_with(pg_url, steps(), env=env) as s:
+        yield s
+
+
+def relay(
+    s: ServerProcess, query: str, variables: Any = None, headers: Any = None
+) -> tuple[int, Any]:
+    body: dict[str, Any] = {"query": query}
+    if variables is not None:
+        body["variables"] = variables
+    r = s.client.post("/v1beta1/relay", json=body, headers=headers or {})
+    return r.status_code, r.json()
+
+
+def b64(value: Any) -> str:
+    return base64.b64encode(json.dumps(value).encode()).decode()
+
+
+def error(body: Any) -> tuple[str, str, str]:
+    """(code, path, message) of the answer's only error."""
+    assert "data" not in body, body
+    (err,) = body["errors"]
+    return err["extensions"]["code"], err["extensions"]["path"], err["message"]
+
+
+# -- the answer bound -----------------------------------------------------------------
+
+NESTED = (
+    "{ article_connection%s { edges { node { author { articles_connection%s { edges {"
+    " node { author { articles_connection%s { edges { node { id } } } } } } } } } } } }"
+)
+
+
+def test_a_nested_connection_is_refused_like_its_graphql_list(srv: ServerProcess) -> None:
+    """60 articles x 20 per author x 20: about 24,000 rows, over the bound of 1,000, as
+    `/v1/graphql`'s `article { author { articles { … } } }` (`svc.plan.answer_size`)."""
+    gql = "{ article { author { articles { author { articles { id } } } } } }"
+    body = srv.client.post("/v1/graphql", json={"query": gql}, headers=USER).json()
+    assert body["errors"][0]["extensions"]["code"] == "answer-limit-exceeded", body
+    status, body = relay(srv, NESTED % ("", "", ""), headers=USER)
+    assert status == 200
+    code, path, message = error(body)
+    assert (code, path) == ("answer-limit-exceeded", "$")
+    assert "SVC_GRAPHQL_MAX_ANSWER_ROWS" in message
+
+
+def test_first_and_last_bound_the_estimate(srv: ServerProcess) -> None:
+    """The same selection under `first`/`last` (a literal and a variable) is answered."""
+    query = "query($m: Int, $n: Int) " + NESTED % ("(first: $m)", "(last: $n)", "(first: 2)")
+    status, body = relay(srv, query, {"m": 3, "n": 2}, headers=USER)
+    assert status == 200 and "errors" not in body, body
+    edges = body["data"]["article_connection"]["edges"]
+    assert len(edges) == 3
+    assert len(edges[0]["node"]["author"]["articles_connection"]["edges"]) == 2
+    status, body = relay(srv, query, {"m": 60, "n": 500}, headers=USER)
+    assert error(body)[0] == "answer-limit-exceeded"
