@@ -141,3 +141,44 @@ def test_first_and_last_bound_the_estimate(srv: ServerProcess) -> None:
     assert len(edges[0]["node"]["author"]["articles_connection"]["edges"]) == 2
     status, body = relay(srv, query, {"m": 60, "n": 500}, headers=USER)
     assert error(body)[0] == "answer-limit-exceeded"
+
+
+# -- roots ----------------------------------------------------------------------------
+
+ROOTS = "{ __schema { queryType { fields { name } } subscriptionType { fields { name } } } }"
+
+
+def _roots(srv: ServerProcess, headers: Any) -> tuple[set[str], set[str] | None]:
+    status, body = relay(srv, ROOTS, headers=headers)
+    assert status == 200, body
+    schema = body["data"]["__schema"]
+    query = {f["name"] for f in schema["queryType"]["fields"]}
+    sub = schema["subscriptionType"]
+    return query, None if sub is None else {f["name"] for f in sub["fields"]}
+
+
+def test_subscription_roots_follow_subscription_root_fields(srv: ServerProcess) -> None:
+    """`subscription_root_fields: []` hides the connection from subscriptions only;
+    `query_root_fields: []` from queries only (`node` stays in both, as the reference's
+    `buildRelayRoleContext` adds it to both)."""
+    query, sub = _roots(srv, NOSUB)
+    assert "article_connection" in query
+    assert sub is not None and "article_connection" not in sub and "node" in sub
+    query, sub = _roots(srv, SUBONLY)
+    assert "article_connection" not in query and "node" in query
+    assert sub is not None and "article_connection" in sub
+    _, body = relay(srv, "{ article_connection { edges { cursor } } }", headers=SUBONLY)
+    assert error(body)[0] == "validation-failed"
+
+
+def test_the_connection_is_named_after_the_table_identifier(srv: ServerProcess) -> None:
+    """`item` custom-named `thing` with the select root `things_list`: `thing_connection`."""
+    query, sub = _roots(srv, None)
+    assert "thing_connection" in query and "things_list_connection" not in query
+    assert sub is not None and "thing_connection" in sub
+    _, body = relay(srv, "{ thing_connection { edges { node { label } } } }")
+    assert body == {
+        "data": {
+            "thing_connection": {"edges": [{"node": {"label": "one"}}, {"node": {"label": "two"}}]}
+        }
+    }

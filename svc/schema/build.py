@@ -843,7 +843,7 @@ class SchemaBuilder:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a schema is built.
 
     A schema is hundreds of thousands of objects that all stay alive. While they
@@ -885,7 +885,7 @@ def build_schema(
     builder = SchemaBuilder(
         ir, view.role, view=view, types=types, streaming=streaming, groups=groups
     )
-    with _collector_paused():
+    with collector_paused():
         return apply_naming(builder.build(), ir)  # graphql-default sources' names
 
 

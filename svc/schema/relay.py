@@ -7,10 +7,12 @@ as the role's GraphQL schema, with the reference's Relay shape
 - the interface `Node { id: ID! }`, implemented by the object type of every table with a
   primary key; its `id` field is the row's global id (`svc.plan.relay`), in place of a
   column named `id`;
-- query root: `node(id: ID!): Node`, `<select>_connection` per table with a primary key
-  the role may select, `<function>_connection` per tracked function returning a set of
-  such a table; no other root field;
-- subscription root: the same fields; mutation root: the GraphQL schema's mutations
+- query root: `node(id: ID!): Node`, `<table>_connection` (the table's custom name or
+  name) per table with a primary key the role may select from the query root,
+  `<function>_connection` per tracked function returning a set of such a table; no other
+  root field;
+- subscription root: the same for the role's subscription root fields
+  (`buildRelayQueryAndSubscriptionFields`); mutation root: the GraphQL schema's mutations
   (their rows of the Relay types), without actions;
 - `<type>Connection { edges: [<type>Edge!]!, pageInfo: PageInfo! }`,
   `<type>Edge { cursor: String!, node: <type>! }`, `PageInfo { endCursor: String!,
@@ -45,7 +47,7 @@ from graphql import (
 from svc.ir.model import Function, Ir, Table
 from svc.ir.role_view import RoleView
 from svc.naming import field_case
-from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder, _collector_paused
+from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder, collector_paused
 from svc.schema.directives import DIRECTIVES
 from svc.schema.info import FieldKind
 from svc.schema.info import info as _info
@@ -179,15 +181,22 @@ class RelaySchemaBuilder(SchemaBuilder):
         return dict(sorted(out.items()))
 
     # -- roots --------------------------------------------------------------------------
-    def relay_roots(self) -> dict[str, GraphQLField]:
-        """`<select>_connection` per table, `<fn>_connection` per function, `node`."""
+    def relay_roots(self, roots: str = "query") -> dict[str, GraphQLField]:
+        """The root fields of `roots` (`query` or `subscription`): `<table>_connection`
+        per table the role may select with that root kind (`RoleView` `query_roots` /
+        `subscription_roots`: the reference's `QRFTSelect` / `SRFTSelect` in
+        `buildRelayQueryAndSubscriptionFields`), `<fn>_connection` per function and
+        `node` in both. The connection's name is the table's identifier (custom name
+        or name, `getTableIdentifierName`) then `_connection`
+        (`mkRelayConnectionField`), whatever its custom select root field."""
         t = self.t
         fields: dict[str, GraphQLField] = {}
         for table in sorted(self.tables.values(), key=lambda x: x.gql_name):
             access = self.view.table(table.name)
-            if not table.primary_key or "select" not in access.query_roots:
+            allowed = access.query_roots if roots == "query" else access.subscription_roots
+            if not table.primary_key or "select" not in allowed:
                 continue
-            name = field_case(table.naming, f"{table.root_fields.select}_connection")
+            name = field_case(table.naming, f"{table.gql_name}_connection")
             fields[name] = t.field(  # `authorConnection` under graphql-default (`svc.naming`)
                 self.nn(self.connection_type(table)),
                 self.connection_args(table),
@@ -205,8 +214,6 @@ class RelaySchemaBuilder(SchemaBuilder):
                 None,
                 _info(FieldKind.NODE),
             )
-        if not fields:
-            fields["no_queries_available"] = t.field(self.nn(GraphQLString))
         return fields
 
     def _function_connection(self, fn: Function, table: Table) -> GraphQLField:
@@ -233,10 +240,12 @@ class RelaySchemaBuilder(SchemaBuilder):
         """The finished Relay schema: `query_root` and `subscription_root`."""
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         t = self.relay_types
-        roots = self.relay_roots()
+        roots = self.relay_roots("query") or {
+            "no_queries_available": self.t.field(self.nn(GraphQLString))
+        }
         query = t.object_type("query_root", roots)
-        only_none = set(roots) == {"no_queries_available"}
-        subscription = None if only_none else t.object_type("subscription_root", dict(roots))
+        subscriptions = self.relay_roots("subscription")
+        subscription = t.object_type("subscription_root", subscriptions) if subscriptions else None
         mf = self.relay_mutations()
         mutation = t.object_type("mutation_root", mf) if mf else None
         schema = t.relay_schema(query, mutation, subscription)
@@ -249,7 +258,7 @@ def build_relay_schema(ir: Ir, view: RoleView) -> GraphQLSchema:
     """The Relay schema of `view.role` (module docstring): what the role's `RoleView`
     allows, in the Relay shape. The planner finds the view with `schema_view` and knows
     the schema by `is_relay_schema`."""
-    with _collector_paused():
+    with collector_paused():
         return apply_naming(RelaySchemaBuilder(ir, view).build_relay(), ir)  # `svc.naming`
 
 
