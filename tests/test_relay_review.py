@@ -28,6 +28,8 @@ from typing import Any
 
 import pytest
 
+from svc.metadata.model import QualifiedName
+from svc.plan.relay import RelayPlanner, _aeson_decode, decode_node_id
 from tests.support import ServerProcess, author_article_steps, server_with
 
 SQL = """
@@ -182,3 +184,136 @@ def test_the_connection_is_named_after_the_table_identifier(srv: ServerProcess) 
             "thing_connection": {"edges": [{"node": {"label": "one"}}, {"node": {"label": "two"}}]}
         }
     }
+
+
+# -- values ---------------------------------------------------------------------------
+
+CONN = "query($a: String) { article_connection(first: 2, after: $a) { edges { node { title } } } }"
+ARGS = "$.selectionSet.article_connection.args"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (True, "parsing Int32 failed, expected Number, but encountered Boolean"),
+        ("abc", "parsing Int32 failed, expected Number, but encountered String"),
+        (1.5, "parsing Int32 failed, unexpected floating number 1.5"),
+        (
+            2**40,
+            "parsing Int32 failed, value is either floating or will cause over or "
+            f"underflow {2**40}",
+        ),
+    ],
+)
+def test_a_cursor_value_of_the_wrong_type_is_refused(
+    srv: ServerProcess, value: Any, message: str
+) -> None:
+    """A cursor value that does not parse as its column's type: `validation-failed`
+    (`parseConnectionSplit` with `parseScalarValueColumnType`), not Postgres's
+    `data-exception`."""
+    status, body = relay(srv, CONN, {"a": b64({"id": value})})
+    assert status == 200
+    assert error(body) == ("validation-failed", ARGS, message)
+
+
+def test_a_cursor_of_the_right_type_pages(srv: ServerProcess) -> None:
+    """A whole-number cursor value (`2`, `2.0`) pages; a null one ends the pages."""
+    for value in (2, 2.0):
+        _, body = relay(srv, CONN, {"a": b64({"id": value})})
+        assert body == {
+            "data": {
+                "article_connection": {
+                    "edges": [{"node": {"title": "t3"}}, {"node": {"title": "t4"}}]
+                }
+            }
+        }
+    _, body = relay(srv, CONN, {"a": b64({"id": None})})
+    assert body == {"data": {"article_connection": {"edges": []}}}
+
+
+def test_a_negative_first_or_last_by_variable_is_refused(srv: ServerProcess) -> None:
+    """`first`/`last` are non-negative (`nonNegativeInt`) also by variable, before
+    Postgres's "LIMIT must not be negative"; a later non-negative value is answered."""
+    for name in ("first", "last"):
+        query = f"query($n: Int) {{ article_connection({name}: $n) {{ edges {{ cursor }} }} }}"
+        status, body = relay(srv, query, {"n": -1})
+        assert status == 200
+        code, _, message = error(body)
+        assert (code, message) == ("validation-failed", f"unexpected negative value for {name}")
+        status, body = relay(srv, query, {"n": 1})
+        assert len(body["data"]["article_connection"]["edges"]) == 1, body
+
+
+NODE = "query($i: ID!) { node(id: $i) { id ... on author { name } } }"
+
+
+def test_a_node_id_key_value_is_read_as_its_type(srv: ServerProcess) -> None:
+    """`1.5` for an integer key: `parse-failed` at the node, as the corpus's
+    `invalid_column_value.yaml` answers a value of the wrong JSON type."""
+    status, body = relay(srv, NODE, {"i": b64([1, "public", "author", 1.5])})
+    assert status == 200
+    assert error(body) == (
+        "parse-failed",
+        "$.selectionSet.node",
+        'value of column "id" in node id: parsing Int32 failed, unexpected floating number 1.5',
+    )
+    status, body = relay(srv, NODE, {"i": b64([1, "public", "author", 1])})
+    assert body["data"]["node"]["name"] == "a1"
+
+
+def test_a_deep_or_long_cursor_or_node_id_is_a_validation_error(srv: ServerProcess) -> None:
+    """200,000 nested `[` (base64): the reference's 200 `validation-failed`, not 400."""
+    deep = base64.b64encode(b"[" * 200_000).decode()
+    status, body = relay(srv, CONN, {"a": deep})
+    assert status == 200
+    assert error(body) == (
+        "validation-failed",
+        ARGS,
+        'the "after" or "before" cursor is invalid',
+    )
+    inner = base64.b64encode(b'{"id":' + b"[" * 200_000).decode()
+    status, body = relay(srv, CONN, {"a": inner})
+    assert (status, error(body)[0]) == (200, "validation-failed")
+    status, body = relay(srv, NODE, {"i": base64.b64encode(b"[1," + b"[" * 200_000).decode()})
+    assert status == 200
+    code, path, message = error(body)
+    assert (code, path) == ("validation-failed", "$.selectionSet.node.args.id")
+    assert message.startswith("invalid node id: Error in $: ")
+
+
+def test_json_nested_deeper_than_python_recurses_is_a_value_error() -> None:
+    """`_aeson_decode` turns `RecursionError` into the reference's message (a text within
+    the length bound can still be too deep for a smaller recursion limit)."""
+    with pytest.raises(ValueError, match=r"^Error in \$: Failed reading"):
+        _aeson_decode(b"[" * 200_000)
+    with pytest.raises(ValueError, match=r"^Error in \$: Failed reading"):
+        decode_node_id("W" * 9000)
+
+
+class _View:
+    """A role view whose table list must not be built (`_node_table` looks one up)."""
+
+    def __init__(self, allowed: set[QualifiedName]) -> None:
+        self.allowed = allowed
+
+    def tables(self) -> Any:
+        raise AssertionError("view.tables() built for one node id")
+
+    def selectable(self, name: QualifiedName) -> bool:
+        return name in self.allowed
+
+
+class _Table:
+    primary_key = ("id",)
+    gql_name = "author"
+
+
+def test_the_node_table_is_one_lookup() -> None:
+    """`_node_table` asks the view about the id's table alone."""
+    seen, hidden = QualifiedName("author"), QualifiedName("secret")
+    planner: Any = object.__new__(RelayPlanner)
+    planner.tables = {seen: _Table(), hidden: _Table()}
+    planner.view = _View({seen})
+    assert RelayPlanner._node_table(planner, seen) is planner.tables[seen]
+    assert RelayPlanner._node_table(planner, hidden) is None
+    assert RelayPlanner._node_table(planner, QualifiedName("absent")) is None

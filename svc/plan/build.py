@@ -265,7 +265,7 @@ class Planner:
         return Param(Const(value), "integer")
 
     def _check_distinct(self, distinct: tuple[str, ...], order: tuple[OrderKey, ...]) -> None:
-        leading = [_plain(k.leaf) for k in order[: len(distinct)] if not k.path]
+        leading = [plain_leaf(k.leaf) for k in order[: len(distinct)] if not k.path]
         if order and set(leading) != set(distinct):
             raise SvcError(
                 "validation-failed",
@@ -612,7 +612,7 @@ def aggregate_of(
     return Aggregate(replace(rows, limit_cap=None), fields, cap)
 
 
-def _plain(leaf: Any) -> Any:
+def plain_leaf(leaf: Any) -> Any:
     """An order leaf without its redaction (what `distinct_on` names)."""
     return leaf.column if isinstance(leaf, Redacted) else leaf
 

@@ -13,8 +13,13 @@
   rows `where`, `order_by` and `distinct_on` select, the primary key appended to the
   order (`tableConnectionArgs` `appendPrimaryKeyOrderBy`; without `order_by`, the
   primary key alone, so pages are stable); `after`/`before` decoded into one value per
-  order key (`parseConnectionSplit`), `first`/`last` as parameters. `first` with `last`,
-  or `after` with `before`: `validation-failed` at `$.selectionSet.<field>.args`.
+  order key, each read as its column's type (`parseConnectionSplit` with
+  `parseScalarValueColumnType`: `validation-failed` with aeson's message), `first`/`last`
+  as parameters, never negative (`nonNegativeInt`). `first` with `last`, or `after` with
+  `before`: `validation-failed` at `$.selectionSet.<field>.args`. Cursors, node ids and
+  `first`/`last` are read when planning (structural: a plan per value), since their
+  checks answer before execution; a cursor or id over `MAX_ENCODED` characters, or
+  nested too deeply for Python's decoder, is refused as invalid.
 - `id` of a node type: a `NodeId` of the row's primary key.
 """
 
@@ -38,7 +43,7 @@ from graphql.execution.collect_fields import collect_sub_fields
 from svc.errors import SvcError
 from svc.ir.model import Table
 from svc.metadata.model import QualifiedName
-from svc.plan.build import Planner, _plain
+from svc.plan.build import Planner, plain_leaf
 from svc.plan.nested_update import NestedUpdatePlanner
 from svc.plan.nodes import (
     And,
@@ -65,18 +70,43 @@ from svc.schema.info import FieldInfo, FieldKind
 PAGE_INFO_FIELDS = frozenset({"startCursor", "endCursor", "hasPreviousPage", "hasNextPage"})
 # Postgres types whose node-id values are JSON strings / numbers (the reference parses
 # a key value with the column type's JSON parser: `parseScalarValueColumnType`).
-TEXT_TYPES = frozenset({"text", "varchar", "bpchar", "char", "name", "citext", "uuid"})
-INT_TYPES = {"int2": "Int16", "int4": "Int32", "int8": "Int64", "integer": "Int32"}
-NUMBER_TYPES = frozenset({"float4", "float8", "numeric"})
+TEXT_TYPES = frozenset(
+    {
+        "text",
+        "varchar",
+        "bpchar",
+        "char",
+        "name",
+        "citext",
+        "uuid",
+        "character varying",
+        "character",
+    }
+)
+INT_TYPES = {
+    "int2": "Int16",
+    "smallint": "Int16",
+    "int4": "Int32",
+    "integer": "Int32",
+    "int8": "Int64",
+    "bigint": "Int64",
+}
+NUMBER_TYPES = frozenset({"float4", "float8", "numeric", "real", "double precision"})
+BOOL_TYPES = frozenset({"bool", "boolean"})
 AGG_TYPES = {"count": "bigint", "max": "", "min": ""}  # "": the column's own type
+BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# The longest cursor or node id read (characters): a real one is the base64 of a few key
+# values; a longer text is refused before it is decoded (the reference's messages).
+MAX_ENCODED = 8192
+# Bounds of the integer types a key value is read as (aeson's `Int16`/`Int32`/`Int64`).
+INT_BOUNDS = {"Int16": 2**15, "Int32": 2**31, "Int64": 2**63}
 
 
 def lenient_base64(text: str) -> bytes:
     """`text` decoded as base64 leniently, as the reference's `base64Decode`
     (`Data.ByteString.Base64.decodeLenient`): characters outside the alphabet are
     skipped (a trailing newline, say), a missing padding is assumed."""
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    kept = "".join(c for c in text.split("=", 1)[0] if c in alphabet)
+    kept = "".join(c for c in text.split("=", 1)[0] if c in BASE64_ALPHABET)
     if len(kept) % 4 == 1:
         kept = kept[:-1]
     kept += "=" * (-len(kept) % 4)
@@ -100,10 +130,11 @@ def _json_kind(value: Any) -> str:
 
 
 def _aeson_decode(data: bytes) -> Any:
-    """`data` as JSON; raises `ValueError` with aeson's message (`Error in $: …`)."""
+    """`data` as JSON; raises `ValueError` with aeson's message (`Error in $: …`), also
+    for a document nested too deeply to decode (`RecursionError`)."""
     try:
         return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         shown = data.decode("latin-1")
         raise ValueError(
             f"Error in $: Failed reading: not a valid json value at '{shown}'"
@@ -112,7 +143,10 @@ def _aeson_decode(data: bytes) -> Any:
 
 def decode_node_id(text: str) -> tuple[QualifiedName, list[Any]]:
     """The table and key values of a global id (Note [Relay Node Id], version 1);
-    raises `ValueError` with the reference's message after `invalid node id: `."""
+    raises `ValueError` with the reference's message after `invalid node id: ` (a text
+    over `MAX_ENCODED` characters: aeson's message for a value it cannot read)."""
+    if len(text) > MAX_ENCODED:
+        raise ValueError("Error in $: Failed reading: not a valid json value")
     value = _aeson_decode(lenient_base64(text))
     if not isinstance(value, list):
         raise ValueError(
@@ -143,8 +177,10 @@ def decode_node_id(text: str) -> tuple[QualifiedName, list[Any]]:
 
 
 def _node_value(value: Any, pg_type: str) -> Any:
-    """A key value of a node id read as the column's type; raises `ValueError` with
-    aeson's message for a value of the wrong JSON type."""
+    """A key value (of a node id or a cursor) read as the column's type, as the
+    reference's `parseScalarValueColumnType` does with aeson: a string for a text type,
+    a number for a numeric type, an integer in range for an integer type. Raises
+    `ValueError` with aeson's message otherwise."""
     base = pg_type.rsplit(".", 1)[-1]
     if base in TEXT_TYPES and not isinstance(value, str):
         raise ValueError(
@@ -154,6 +190,20 @@ def _node_value(value: Any, pg_type: str) -> Any:
     if number and (isinstance(value, bool) or not isinstance(value, int | float)):
         raise ValueError(
             f"parsing {number} failed, expected Number, but encountered {_json_kind(value)}"
+        )
+    bound = INT_BOUNDS.get(number or "")
+    if bound is not None:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"parsing {number} failed, unexpected floating number {value}")
+        if not -bound <= value < bound:
+            raise ValueError(
+                f"parsing {number} failed, value is either floating or will cause over or "
+                f"underflow {value}"
+            )
+        return int(value)
+    if base in BOOL_TYPES and not isinstance(value, bool):
+        raise ValueError(
+            f"parsing Bool failed, expected Boolean, but encountered {_json_kind(value)}"
         )
     return value
 
@@ -224,13 +274,12 @@ class RelayPlanner(Planner):
         return Select(rows, self._fields_of(table, obj, nodes), single=True)
 
     def _node_table(self, name: QualifiedName) -> Table | None:
-        """The table of a node id when the role sees it as a `Node` type."""
+        """The table of a node id when the role sees it as a `Node` type (one lookup in
+        the role's view, not a list of its tables)."""
         table = self.tables.get(name)
         if table is None or not table.primary_key or not table.gql_name:
             return None
-        if name not in self.view.tables():
-            return None
-        return table
+        return table if self.view.selectable(name) else None
 
     # -- connections --------------------------------------------------------------------
     def connection(
@@ -246,7 +295,13 @@ class RelayPlanner(Planner):
         docstring). Raises `validation-failed` for `first` with `last`, `after` with
         `before`, or a cursor that does not fit the order."""
         path = f"$.selectionSet.{alias}.args"
-        first, last = args.get("first"), args.get("last")
+        # `first`/`last` by variable are read here (structural: a plan per page size) so
+        # a negative one is refused before Postgres sees it (the reference's
+        # `nonNegativeInt`); `after`/`before` likewise (module docstring: a plan per
+        # cursor, since a cursor's values are checked against the order's column types
+        # and decoded from base64 when planning; README "Relay API", "Not yet").
+        first = self.reader.concrete(args.get("first"))
+        last = self.reader.concrete(args.get("last"))
         if first is not None and last is not None:
             raise SvcError(
                 "validation-failed", '"first" and "last" are not allowed at once', path=path
@@ -265,7 +320,7 @@ class RelayPlanner(Planner):
             for column in self.reader.concrete(args.get("distinct_on")) or ():
                 keys.append(OrderKey((), self.redact(table, column), False, False))
                 paths.append(((column,), table.column_map[column].pg_type))
-        ordered = {_plain(k.leaf) for k in keys if not k.path}
+        ordered = {plain_leaf(k.leaf) for k in keys if not k.path}
         for column in table.primary_key:
             if column not in ordered:
                 keys.append(OrderKey((), self.redact(table, column), False, False))
@@ -298,13 +353,18 @@ class RelayPlanner(Planner):
         self, cursor: str, paths: list[tuple[tuple[str, ...], str]], path: str
     ) -> tuple[Param, ...]:
         """The cursor's value per order key; `validation-failed` when it is not a JSON
-        object holding every key path (the reference's `throwInvalidCursor`)."""
+        object holding every key path (the reference's `throwInvalidCursor`; also for a
+        cursor over `MAX_ENCODED` characters or nested too deeply to decode) or when a
+        value does not parse as its column's type (`parseScalarValueColumnType`'s
+        message, as `parseConnectionSplit` reports it)."""
         invalid = SvcError(
             "validation-failed", 'the "after" or "before" cursor is invalid', path=path
         )
+        if len(cursor) > MAX_ENCODED:
+            raise invalid
         try:
             value = json.loads(lenient_base64(cursor).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise invalid from None
         out: list[Param] = []
         for steps, pg_type in paths:
@@ -315,6 +375,11 @@ class RelayPlanner(Planner):
                 found = found[step]
             if isinstance(found, dict | list) and pg_type not in ("json", "jsonb"):
                 raise invalid
+            if found is not None:
+                try:
+                    found = _node_value(found, pg_type)
+                except ValueError as error:
+                    raise SvcError("validation-failed", str(error), path=path) from None
             out.append(Param(Const(found), pg_type))
         return tuple(out)
 
