@@ -21,16 +21,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Iterator
 from typing import Any
 
+import asyncpg
 import pytest
 
 from svc.metadata.model import QualifiedName
 from svc.plan.relay import RelayPlanner, _aeson_decode, decode_node_id
-from tests.support import ServerProcess, author_article_steps, server_with
+from tests.support import ServerProcess, author_article_steps, create_database, server_with
 
 SQL = """
 CREATE TABLE author (id serial PRIMARY KEY, name text NOT NULL);
@@ -317,3 +319,69 @@ def test_the_node_table_is_one_lookup() -> None:
     assert RelayPlanner._node_table(planner, seen) is planner.tables[seen]
     assert RelayPlanner._node_table(planner, hidden) is None
     assert RelayPlanner._node_table(planner, QualifiedName("absent")) is None
+
+
+# -- a schema conflict ----------------------------------------------------------------
+
+
+def _execute(url: str, sql: str) -> None:
+    async def go() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
+
+
+def test_a_schema_conflict_leaves_the_culprit_out_of_relay_too(pg_url: str) -> None:
+    """A table custom-named `numeric` once another table gains a `numeric` column (the
+    case of `tests/test_nothing_silent.py`): `/v1/graphql` serves the role without the
+    culprit, and so does `/v1beta1/relay` (`svc.schema.role_schema` with `relay`), no
+    500 for every request of the role."""
+    url = create_database(pg_url)
+    _execute(
+        url,
+        "CREATE TABLE author (id int PRIMARY KEY, name text);"
+        "CREATE TABLE article (id int PRIMARY KEY, title text);"
+        "INSERT INTO author VALUES (1, 'ann'); INSERT INTO article VALUES (7, 't');",
+    )
+    srv = ServerProcess(url)
+    try:
+        every = {"columns": "*", "filter": {}}
+        doc = {
+            "version": 2,
+            "tables": [
+                {
+                    "table": {"schema": "public", "name": "author"},
+                    "select_permissions": [{"role": "user", "permission": every}],
+                },
+                {
+                    "table": {"schema": "public", "name": "article"},
+                    "configuration": {"custom_name": "numeric"},
+                    "select_permissions": [{"role": "user", "permission": every}],
+                },
+            ],
+        }
+        body = {
+            "type": "replace_metadata",
+            "version": 2,
+            "args": {"metadata": doc, "allow_inconsistent_metadata": False},
+        }
+        assert srv.query(body).status_code == 200
+        _execute(url, "ALTER TABLE author ADD COLUMN price numeric DEFAULT 2.5")
+        assert srv.query({"type": "reload_metadata", "args": {}}).status_code == 200
+        query = "{ author_connection { edges { node { name price } } } }"
+        want = {"data": {"author_connection": {"edges": [{"node": {"name": "ann", "price": 2.5}}]}}}
+        for headers in ({}, USER):
+            gql = srv.client.post(
+                "/v1/graphql", json={"query": "{ author { price } }"}, headers=headers
+            )
+            assert gql.json() == {"data": {"author": [{"price": 2.5}]}}
+            r = srv.client.post("/v1beta1/relay", json={"query": query}, headers=headers)
+            assert (r.status_code, r.json()) == (200, want)
+            missing = relay(srv, "{ numeric_connection { edges { cursor } } }", headers=headers)
+            assert error(missing[1])[0] == "validation-failed"
+    finally:
+        srv.stop()

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import GraphQLError, GraphQLSchema
+from graphql import GraphQLSchema
 
 from svc.catalog.introspect import DbCatalog
 from svc.config import Config
@@ -21,7 +21,6 @@ from svc.errors import SvcError
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata
-from svc.schema.relay import build_relay_schema
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
 from svc.session_vars import is_admin
@@ -298,14 +297,6 @@ class State:
         if found is not None:
             return found
         started = time.perf_counter()
-        if self.relay:  # the Relay API's schema of the role's view
-            try:
-                found = build_relay_schema(self.ir, self.role_view(role))
-            except (TypeError, GraphQLError) as error:  # graphql-core's refusals
-                raise SvcError("unexpected", f"relay schema: {error}", status=500) from error
-            self.schemas[role] = found
-            record("schema_build", time.perf_counter() - started)
-            return found
         result = self.role_schema(role)
         record("schema_build", time.perf_counter() - started)  # /v1/metrics
         if result.schema is None:
@@ -316,7 +307,7 @@ class State:
 
     def role_schema(self, role: str) -> RoleSchema:
         """`role`'s schema and what it was built without (`svc.schema.role_schema`,
-        remembered on the IR)."""
+        remembered on the IR); the Relay API's for a Relay state (`relay_state`)."""
         return role_schema(
             self.ir,
             self.metadata,
@@ -324,6 +315,7 @@ class State:
             self.remotes,
             infer_functions=self.resources.infer_function_permissions,
             backend_only=self.backend_only,
+            relay=self.relay,
         )
 
     def check_role(self, role: str) -> tuple[Inconsistency, ...]:

@@ -46,6 +46,7 @@ from svc.metadata.model import Metadata
 from svc.metadata.remote_schemas import RemoteType, remote_schemas
 from svc.schema.build import build_schema
 from svc.schema.namespaces import apply_namespaces
+from svc.schema.relay import build_relay_schema
 from svc.schema.remote_merge import add_source_joins, merge_remotes
 from svc.schema.remote_registry import RemoteRegistry
 from svc.session_vars import is_admin
@@ -70,19 +71,22 @@ def role_schema(
     infer_functions: bool = True,
     streaming: bool | None = None,
     backend_only: bool = False,
+    relay: bool = False,
 ) -> RoleSchema:
     """The schema of `role` over `ir` and `md`'s remote schemas as introspected in
     `remotes`, with the objects it could not be built with left out (see the module);
     `backend_only`: with the role's `backend_only` writes (`RoleView.backend_only`);
-    remembered on `ir` for these inputs. Never raises for bad metadata."""
+    `relay`: the role's Relay API schema (`svc.schema.relay`, no remote schemas), left
+    out of the same way; remembered on `ir` for these inputs. Never raises for bad
+    metadata."""
     memo: dict[Any, Any] = ir.derived.setdefault(__name__, {})
-    key = (role, infer_functions, streaming, backend_only)
+    key = (role, infer_functions, streaming, backend_only, relay)
     snapshot = _snapshot(md, remotes)
     found = memo.get(key)
     if found is not None and found[0] is md and found[1] == snapshot:
         result: RoleSchema = found[2]
         return result
-    build = _RoleBuild(ir, md, role, remotes, infer_functions, streaming, backend_only)
+    build = _RoleBuild(ir, md, role, remotes, infer_functions, streaming, backend_only, relay)
     result = build.run()
     memo[key] = (md, snapshot, result)
     return result
@@ -170,10 +174,12 @@ class _RoleBuild:
         infer_functions: bool,
         streaming: bool | None,
         backend_only: bool = False,
+        relay: bool = False,
     ) -> None:
         self.ir, self.md, self.role, self.remotes = ir, md, role, remotes
         self.infer, self.streaming = infer_functions, streaming
         self.backend_only = backend_only
+        self.relay = relay
         self.unresolved: list[tuple[Any, str]] = []  # of the last build that succeeded
 
     def run(self) -> RoleSchema:
@@ -226,6 +232,13 @@ class _RoleBuild:
             view = role_view(
                 ir, self.role, infer_functions=self.infer, backend_only=self.backend_only
             )
+            if self.relay:  # the Relay API's: no remote schema, no namespace
+                built = build_relay_schema(ir, view)
+                errors = [e for e in validate_schema(built) if not _white_lie(e.message)]
+                if errors:
+                    return None, errors[0].message
+                built._validation_errors = []
+                return built, None
             built = build_schema(ir, self.role, view=view, streaming=self.streaming)
             built = merge_remotes(built, md, self.role, self.remotes, unresolved)
             add_source_joins(built, ir.source_joins)  # relationships to other sources
