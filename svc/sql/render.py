@@ -367,7 +367,7 @@ class Renderer:
         if isinstance(f, Typename):
             return literal(f.name)
         if isinstance(f, NodeId):  # the Relay API's global id
-            from svc.sql.relay import node_id_sql
+            from svc.sql.relay import node_id_sql  # here: `svc.sql.relay` imports this module
 
             return node_id_sql(f, alias)
         if isinstance(f, ComputedValue | ColumnField):
@@ -465,7 +465,7 @@ class Renderer:
     ) -> str:
         """A `SELECT` whose single column `"v"` is the JSON of `sel`."""
         if isinstance(sel, Connection):  # the Relay API's (`svc.sql.relay`)
-            from svc.sql.relay import render_connection
+            from svc.sql.relay import render_connection  # here: it imports this module
 
             return render_connection(self, sel, join)
         if isinstance(sel, Groups):
