@@ -17,6 +17,7 @@ written: no preset is applied to them, no event fires, they are not counted.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from svc.ir.model import Table
@@ -29,9 +30,8 @@ from svc.plan.mutation import (
     RelWrites,
     Update,
 )
-from svc.plan.nodes import TRUE, BoolExp
-
-NESTED_ARG = "_nested"
+from svc.plan.nodes import TRUE, And, BoolExp, Compare
+from svc.schema.nested_updates import NESTED_ARG
 
 
 class NestedUpdatePlanner(MutationPlanner):
@@ -83,6 +83,28 @@ class NestedUpdatePlanner(MutationPlanner):
         if given is not None:
             rows = self.reader.concrete(given.get("data")) or []
             insert = self._insert(target, list(rows), given.get("on_conflict"))
+            insert = self._preset_guard(target, insert, rel.mapping)
         return RelWrites(
             rel.name, rel.kind, target.name, rel.mapping, delete, tuple(updates), insert
         )
+
+    def _preset_guard(
+        self, target: Table, insert: Insert, mapping: tuple[tuple[str, str], ...]
+    ) -> Insert:
+        """`insert` whose check also requires, on each new row, every relationship column
+        the role's insert permission presets to equal its preset.
+
+        A nested update's `_insert` fills the relationship columns from the parent row
+        (as the reference's nested insert does: `insertArrRel`'s additional columns win
+        over the permission's presets in `Hasura.Backends.Postgres.Execute.Insert`,
+        `mkSQLRow`); here the parent is any row the role may *update*, so without this
+        guard a role whose preset pins `author_id` to its session could insert under
+        another author. A row whose parent's value differs from the preset fails the
+        check: 400 `permission-error` "check constraint of an insert permission has
+        failed" (README "Nested updates")."""
+        presets = dict(self._presets(target, "insert"))
+        pinned = [far for _, far in mapping if far in presets]
+        if not pinned:
+            return insert
+        guard = And(tuple(Compare(c, "_eq", presets[c]) for c in pinned))
+        return replace(insert, check=self._and(insert.check, guard))
