@@ -11,7 +11,8 @@ WITH "_m" AS (
   RETURNING ROW_TO_JSON(_w.*) AS "_row"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  COALESCE(JSON_AGG("_row"), '[]'),
+  COUNT(*)
 FROM "_m";
 -- $1: '1'
 -- $2: 'Ada L'
@@ -24,17 +25,18 @@ WITH "_m" AS (
     AND EXISTS(
       SELECT
         1
-      FROM JSON_POPULATE_RECORDSET(CAST(NULL AS "public"."author"), CAST(CAST($2 AS TEXT) AS JSON)) AS _p
+      FROM JSON_TO_RECORDSET(CAST(CAST($2 AS TEXT) AS JSON)) AS _p("id" INT)
       WHERE
         _p."id" = _w."author_id"
     )
-  RETURNING ROW_TO_JSON(_w.*) AS "_row"
+  RETURNING CAST(NULL AS JSON) AS "_row"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  CAST('[]' AS JSON),
+  COUNT(*)
 FROM "_m";
 -- $1: '1'
--- $2: '[{"id":1}]'
+-- $2: '[{"id":1,"name":"Ada L","rating":1}]'
 -- $3: '1'
 WITH "_m" AS (
   SELECT

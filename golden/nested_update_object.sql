@@ -9,7 +9,8 @@ WITH "_m" AS (
   RETURNING ROW_TO_JSON(_w.*) AS "_row"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  COALESCE(JSON_AGG("_row"), '[]'),
+  COUNT(*)
 FROM "_m";
 -- $1: '20'
 -- $2: '9'
@@ -22,16 +23,17 @@ WITH "_m" AS (
     AND EXISTS(
       SELECT
         1
-      FROM JSON_POPULATE_RECORDSET(CAST(NULL AS "public"."article"), CAST(CAST($1 AS TEXT) AS JSON)) AS _p
+      FROM JSON_TO_RECORDSET(CAST(CAST($1 AS TEXT) AS JSON)) AS _p("author_id" INT)
       WHERE
         _p."author_id" = _w."id"
     )
-  RETURNING ROW_TO_JSON(_w.*) AS "_row"
+  RETURNING CAST(NULL AS JSON) AS "_row"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  CAST('[]' AS JSON),
+  COUNT(*)
 FROM "_m";
--- $1: '[{"author_id":2}]'
+-- $1: '[{"id":20,"title":"B1","author_id":2,"views":9,"editor":null}]'
 -- $2: 'Bobby'
 WITH "_m" AS (
   SELECT

@@ -12,7 +12,8 @@ WITH "_m" AS (
     )   FOR UPDATE OF _w
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  COALESCE(JSON_AGG("_row"), '[]'),
+  COUNT(*)
 FROM "_m";
 -- $1: '2'
 WITH "_m" AS (
@@ -24,16 +25,17 @@ WITH "_m" AS (
     AND EXISTS(
       SELECT
         1
-      FROM JSON_POPULATE_RECORDSET(CAST(NULL AS "public"."author"), CAST(CAST($1 AS TEXT) AS JSON)) AS _p
+      FROM JSON_TO_RECORDSET(CAST(CAST($1 AS TEXT) AS JSON)) AS _p("id" INT)
       WHERE
         _p."id" = _w."author_id"
     )
-  RETURNING ROW_TO_JSON(_w.*) AS "_row"
+  RETURNING CAST(NULL AS JSON) AS "_row"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]')
+  CAST('[]' AS JSON),
+  COUNT(*)
 FROM "_m";
--- $1: '[{"id":2}]'
+-- $1: '[{"id":2,"name":"Bob","rating":2}]'
 -- $2: 'T'
 WITH "_m" AS (
   SELECT

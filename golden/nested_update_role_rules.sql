@@ -14,6 +14,7 @@ WITH "_m" AS (
 )
 SELECT
   COALESCE(JSON_AGG("_row"), '[]'),
+  COUNT(*),
   COALESCE(BOOL_AND(COALESCE("_check", FALSE)), TRUE)
 FROM "_m";
 -- $1: '1'
@@ -33,7 +34,7 @@ WITH "_m" AS (
     AND EXISTS(
       SELECT
         1
-      FROM JSON_POPULATE_RECORDSET(CAST(NULL AS "public"."author"), CAST(CAST($3 AS TEXT) AS JSON)) AS _p
+      FROM JSON_TO_RECORDSET(CAST(CAST($3 AS TEXT) AS JSON)) AS _p("id" INT)
       WHERE
         _p."id" = _w."author_id"
     )
@@ -44,7 +45,7 @@ SELECT
 FROM "_m";
 -- $1: '11'
 -- $2: '0'
--- $3: '[{"id":1}]'
+-- $3: '[{"id":1,"name":"E","rating":1}]'
 WITH "_m" AS (
   UPDATE "public"."article" AS _w SET "title" = CAST($4 AS TEXT), "editor" = CAST($5 AS TEXT)
   WHERE
@@ -59,34 +60,41 @@ WITH "_m" AS (
     AND EXISTS(
       SELECT
         1
-      FROM JSON_POPULATE_RECORDSET(CAST(NULL AS "public"."author"), CAST(CAST($3 AS TEXT) AS JSON)) AS _p
+      FROM JSON_TO_RECORDSET(CAST(CAST($3 AS TEXT) AS JSON)) AS _p("id" INT)
       WHERE
         _p."id" = _w."author_id"
     )
-  RETURNING ROW_TO_JSON(_w.*) AS "_row", (
+  RETURNING CAST(NULL AS JSON) AS "_row", (
     _w."views" >= CAST(CAST($6 AS TEXT) AS INT)
   ) AS "_check"
 )
 SELECT
-  COALESCE(JSON_AGG("_row"), '[]'),
+  CAST('[]' AS JSON),
+  COUNT(*),
   COALESCE(BOOL_AND(COALESCE("_check", FALSE)), TRUE)
 FROM "_m";
 -- $1: '10'
 -- $2: '1'
--- $3: '[{"id":1}]'
+-- $3: '[{"id":1,"name":"E","rating":1}]'
 -- $4: 'mine'
 -- $5: '1'
 -- $6: '0'
-INSERT INTO "public"."article" AS _w (
-  "id",
-  "title",
-  "author_id"
+WITH "_m" AS (
+  INSERT INTO "public"."article" AS _w (
+    "id",
+    "title",
+    "author_id"
+  )
+  VALUES
+    (CAST(CAST($1 AS TEXT) AS INT), CAST($2 AS TEXT), CAST(CAST($3 AS TEXT) AS INT))
+  RETURNING 1, (
+    _w."title" <> CAST($4 AS TEXT)
+  ) AS "_check"
 )
-VALUES
-  (CAST(CAST($1 AS TEXT) AS INT), CAST($2 AS TEXT), CAST(CAST($3 AS TEXT) AS INT))
-RETURNING ROW_TO_JSON(_w.*), (
-  _w."title" <> CAST($4 AS TEXT)
-) AS "_check";
+SELECT
+  COUNT(*),
+  COALESCE(BOOL_AND(COALESCE("_check", FALSE)), TRUE)
+FROM "_m";
 -- $1: '12'
 -- $2: 'new'
 -- $3: '1'

@@ -3,7 +3,6 @@ domains, bounded work; against a real `svc serve` and Postgres."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,7 +101,7 @@ def gql(
 def sql(srv: ServerProcess, text: str) -> list[list[str]]:
     r = srv.query({"type": "run_sql", "args": {"sql": text}})
     assert r.status_code == 200, r.text
-    return r.json()["result"][1:]  # type: ignore[no-any-return]
+    return (r.json().get("result") or [None])[1:]  # type: ignore[no-any-return]
 
 
 NESTED_INSERT = """mutation($id: Int!) {
@@ -147,3 +146,93 @@ def test_nested_insert_parent_wins_over_preset(srv: ServerProcess) -> None:
     assert body == {
         "data": {"insert_author_one": {"id": 3, "articles": [{"id": 98, "author_id": 3}]}}
     }
+
+
+WALLET = "{ amount big f entries(order_by: {id: asc}) { id amount n } }"
+
+
+def _wallet_text(srv: ServerProcess, query: str) -> str:
+    r = srv.client.post("/v1/graphql", json={"query": query})
+    assert r.status_code == 200 and "errors" not in r.json(), r.text
+    return r.text
+
+
+def test_nested_update_answer_keeps_every_digit(srv: ServerProcess) -> None:
+    """numeric(30,10), bigint beyond 2^53 and float8 come back as a plain update (and a
+    query) answers them: the rows pass between statements as Postgres' JSON text."""
+    plain = _wallet_text(srv, f"query {{ wallet_by_pk(id: 1) {WALLET} }}")
+    nested = _wallet_text(
+        srv,
+        'mutation { update_wallet_by_pk(pk_columns: {id: 1}, _set: {label: "y"},'
+        " _nested: {entries: {_update: [{where: {}, _inc: {n: 1}}]}}) "
+        + WALLET.replace("n }", "}")
+        + " }",
+    )
+    assert "12345678901234567890.1234567891" in plain
+    assert "9007199254740993" in plain
+    assert "98765432109876543210.0123456789" in nested
+    # compared as text: a JSON decoder would round both alike
+    amount = '"amount":12345678901234567890.1234567891'
+    assert amount in plain and amount in nested
+    assert '"big":9007199254740993' in nested
+    assert '"f":' + plain.split('"f":')[1].split(",")[0] in nested
+
+
+def test_nested_insert_answer_keeps_every_digit(srv: ServerProcess) -> None:
+    """A nested insert (`insert_x` through a relationship) answers the values written,
+    digit for digit, and fills the children's keys from the parent's exact values."""
+    q = """mutation { insert_wallet_one(object: {id: 2, amount: "12345678901234567890.1234567891",
+      big: "9007199254740993", f: 0.1, entries: {data: [{id: 200}]}}) {
+      amount big f entries { id wallet { big } } } }"""
+    text = _wallet_text(srv, q)
+    assert '"amount":12345678901234567890.1234567891' in text
+    assert '"big":9007199254740993' in text
+    assert text.count("9007199254740993") == 2
+    assert '"f":0.1' in text
+
+
+def test_parent_with_not_null_domain_column(srv: ServerProcess) -> None:
+    """The parents of a related level are read with the relationship's columns only
+    (`json_to_recordset` with their types), so a NOT NULL domain column of the parent
+    table (`author.code`) is not rebuilt as NULL."""
+    q = """mutation { update_author_by_pk(pk_columns: {id: 1}, _set: {name: "B"},
+      _nested: {articles: {_update: [{where: {}, _inc: {views: 1}}]}}) {
+      name articles { views } } }"""
+    assert gql(srv, q) == {
+        "data": {"update_author_by_pk": {"name": "B", "articles": [{"views": 1}]}}
+    }
+
+
+INSERT_ENTRIES = """mutation($rows: [entry_insert_input!]!) {
+  update_wallet(where: {}, _set: {label: "z"}, _nested: {entries: {_insert: {data: $rows}}}) {
+    affected_rows } }"""
+
+
+def test_insert_rows_times_parents_bounded(srv: ServerProcess) -> None:
+    """An `_insert` writes its rows once per matched row: 2 wallets x 30 rows is more than
+    `SVC_GRAPHQL_MAX_LIST_ITEMS` (50 here), refused before anything is written."""
+    sql(srv, "INSERT INTO wallet (id, amount) VALUES (3, 1)")
+    rows = [{"n": i} for i in range(30)]
+    body = gql(srv, INSERT_ENTRIES, None, {"rows": rows})
+    error = body["errors"][0]
+    assert error["extensions"] == {
+        "code": "validation-failed",
+        "path": "$.selectionSet.update_wallet.args._nested.entries._insert",
+    }
+    assert "60 rows" in error["message"] and "SVC_GRAPHQL_MAX_LIST_ITEMS" in error["message"]
+    assert sql(srv, "SELECT count(*), max(label) FROM wallet") == [["2", "w"]]
+
+
+def test_insert_rows_times_parents_in_one_statement(srv: ServerProcess) -> None:
+    """Within the bound, 2 wallets x 20 rows: 40 rows written, counted, keys from each
+    parent."""
+    sql(srv, "INSERT INTO wallet (id, amount) VALUES (3, 1)")
+    sql(srv, "CREATE SEQUENCE IF NOT EXISTS entry_ids START 1000")
+    sql(srv, "ALTER TABLE entry ALTER COLUMN id SET DEFAULT nextval('entry_ids')")
+    rows = [{"n": i} for i in range(20)]
+    body = gql(srv, INSERT_ENTRIES, None, {"rows": rows})
+    assert body == {"data": {"update_wallet": {"affected_rows": 42}}}
+    assert sql(srv, "SELECT wallet_id, count(*) FROM entry GROUP BY 1 ORDER BY 1") == [
+        ["1", "21"],
+        ["3", "20"],
+    ]

@@ -677,7 +677,9 @@ class GraphQLService:
         await validate_mutation(schema, prepared, variables, role, session, timeout)
         roots = planned.mutation.roots
         db = self.sources.database(planned.database.source)
-        return await execute_mutation(db, state.ir.tables, roots, variables, session, timeout)
+        return await execute_mutation(
+            db, state.ir.tables, roots, variables, session, timeout, self.defaults.list_items
+        )
 
     def _input(
         self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]

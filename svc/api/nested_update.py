@@ -12,31 +12,60 @@ back every statement, so nothing of the request is written and no event is captu
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Protocol
 
 import msgspec
 
-from svc.errors import SvcError
+from svc.errors import SvcError, validation_failed
 from svc.plan.mutation import Insert, MutationRoot, NestedUpdate, RelWrites
 from svc.plan.nodes import Const, Param
 from svc.sql.mutation import render_answer_from_rows
-from svc.sql.nested_update import Parents, render_delete_rows, render_update_rows
+from svc.sql.nested_update import (
+    level_keys,
+    parents_of,
+    render_delete_rows,
+    render_update_rows,
+)
 from svc.sql.render import Statement
-
-_decode = msgspec.json.decode
 
 
 class MutationRunner(Protocol):
     """What a nested update needs of `svc.api.mutation.MutationRunner` (a protocol, so
     the two modules import one way)."""
 
+    max_items: int  # rows an `_insert` may write (matched rows x its rows); 0: any
+
     async def _fetch(self, stmt: Statement) -> Any:
         """The statement's value; raises `permission-error` on a failed check."""
 
-    async def _insert_rows(
-        self, ins: Insert, fixed: dict[str, Any]
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """A nested insert with `fixed` column values; (rows written, its rows)."""
+    async def _fetch_row(self, stmt: Statement) -> Any:
+        """The statement's first row; raises `permission-error` on a failed check."""
+
+    async def _insert_many(self, ins: Insert, fixed: list[dict[str, Any]]) -> int:
+        """`ins` once per item of `fixed` (column values); rows written."""
+
+
+_EXACT = msgspec.json.Decoder(float_hook=Decimal)
+
+
+def raw_json(text: bytes) -> Param:
+    """A `json` parameter sending `text` unchanged: rows one statement answered, passed
+    to the next without a decode and re-encode, so numbers keep every digit."""
+    return Param(Const(msgspec.Raw(text)), "json")
+
+
+def as_bytes(value: Any) -> bytes:
+    """A JSON answer column (bytes from the json codec) as bytes."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+def decode_exact(text: Any) -> Any:
+    """A JSON text from Postgres decoded without losing digits: numbers with a fraction
+    or exponent as `Decimal` (integers are Python ints already), for values read back
+    into parameters (`svc.api.mutation.MutationRunner._const` sends them as their
+    text)."""
+    return _EXACT.decode(as_bytes(text))
 
 
 async def run_nested_update(runner: MutationRunner, tree: NestedUpdate, root: MutationRoot) -> Any:
@@ -51,12 +80,19 @@ async def run_nested_update(runner: MutationRunner, tree: NestedUpdate, root: Mu
     `$.selectionSet.<alias>.args._nested.<relationship>` (`update_x_many`:
     `…args.updates[<i>]._nested.<relationship>`) then `._delete`,
     `._update[<i>]` or `._insert` for an array relationship (and so on down `_nested`).
-    The root level's errors keep the paths of a plain update's."""
+    The root level's errors keep the paths of a plain update's.
+
+    Rows travel between statements as the JSON text Postgres answered (never decoded and
+    re-encoded, so `numeric`, `bigint` and `float8` values keep every digit); a related
+    level answers only the columns the levels below it join on, and a leaf level only
+    its count. An `_insert` writing more than `runner.max_items` rows (the rows matched
+    times its `data` rows; `SVC_GRAPHQL_MAX_LIST_ITEMS`) is refused before it runs: 200
+    `validation-failed` at its `…._insert`."""
     at = f"$.selectionSet.{root.alias}.args"
     if root.many:  # `update_x_many`: this tree is one of its `updates`
         at += f".updates[{next(i for i, w in enumerate(root.writes) if w is tree)}]"
     count, rows = await _level(runner, tree, None, at)
-    stmt = render_answer_from_rows(root, Param(Const(rows), "json"), count)
+    stmt = render_answer_from_rows(root, raw_json(rows), count)
     return await runner._fetch(stmt)
 
 
@@ -68,9 +104,9 @@ def _located(exc: SvcError, path: str) -> SvcError:
 
 
 async def _fetch_at(runner: MutationRunner, stmt: Statement, path: str | None) -> Any:
-    """`runner._fetch(stmt)`, its error located at `path` (None: left as it is)."""
+    """`runner._fetch_row(stmt)`, its error located at `path` (None: left as it is)."""
     try:
-        return await runner._fetch(stmt)
+        return await runner._fetch_row(stmt)
     except SvcError as exc:
         if path is None:
             raise
@@ -78,18 +114,21 @@ async def _fetch_at(runner: MutationRunner, stmt: Statement, path: str | None) -
 
 
 async def _level(
-    runner: MutationRunner, tree: NestedUpdate, parents: Parents | None, at: str
-) -> tuple[int, list[dict[str, Any]]]:
-    """Run one level and what hangs below it; (rows written, this level's rows). `at` is
-    the path of the input object holding the level's operators and `_nested`."""
-    stmt = render_update_rows(tree.update, parents)
-    text = await _fetch_at(runner, stmt, None if parents is None else at)
-    rows: list[dict[str, Any]] = _decode(text) if text is not None else []
-    count = len(rows) if tree.update.sets else 0
-    if not rows:
+    runner: MutationRunner, tree: NestedUpdate, parents: Any, at: str
+) -> tuple[int, bytes]:
+    """Run one level and what hangs below it; (rows written, this level's rows as a JSON
+    array: every column at the root, the join columns below it). `at` is the path of
+    the input object holding the level's operators and `_nested`."""
+    keys = None if parents is None else level_keys(tree)
+    stmt = render_update_rows(tree.update, parents, keys)
+    row = await _fetch_at(runner, stmt, None if parents is None else at)
+    rows, matched = as_bytes(row[0]), int(row[1])
+    count = matched if tree.update.sets else 0
+    if not matched:
         return count, rows
     for rel in tree.nested:
-        count += await _relationship(runner, tree, rel, rows, f"{at}._nested.{rel.name}")
+        where = f"{at}._nested.{rel.name}"
+        count += await _relationship(runner, tree, rel, rows, matched, where)
     return count, rows
 
 
@@ -97,27 +136,33 @@ async def _relationship(
     runner: MutationRunner,
     tree: NestedUpdate,
     rel: RelWrites,
-    rows: list[dict[str, Any]],
+    rows: bytes,
+    matched: int,
     at: str,
 ) -> int:
-    """The writes through `rel` of `rows` (delete, updates, insert); rows written."""
-    near = [n for n, _ in rel.mapping]
-    keys = [{c: row.get(c) for c in near} for row in rows]
-    parents = Parents(tree.update.table, rel.mapping, Param(Const(keys), "json"))
+    """The writes through `rel` of `rows` (`matched` of them): delete, updates, insert;
+    rows written."""
+    parents = parents_of(tree, rel, raw_json(rows))
     count = 0
     if rel.delete is not None:
         deleted = await _fetch_at(runner, render_delete_rows(rel.delete, parents), f"{at}._delete")
-        count += int(deleted or 0)
+        count += int(deleted[0] or 0)
     for i, child in enumerate(rel.updates):
         where = at if rel.kind == "object" else f"{at}._update[{i}]"
         n, _ = await _level(runner, child, parents, where)
         count += n
-    if rel.insert is not None:
-        for row in rows:
-            fixed = {far: row.get(near) for near, far in rel.mapping}
-            try:
-                n, _ = await runner._insert_rows(rel.insert, fixed)
-            except SvcError as exc:
-                raise _located(exc, f"{at}._insert") from exc
-            count += n
+    if rel.insert is not None and rel.insert.rows:
+        total = matched * len(rel.insert.rows)
+        if 0 < runner.max_items < total:
+            raise validation_failed(
+                f"the _insert would write {total} rows ({matched} matched rows times "
+                f"{len(rel.insert.rows)}), more than the limit of {runner.max_items} "
+                "(SVC_GRAPHQL_MAX_LIST_ITEMS)",
+                f"{at}._insert",
+            )
+        fixed = [{far: row.get(near) for near, far in rel.mapping} for row in decode_exact(rows)]
+        try:
+            count += await runner._insert_many(rel.insert, fixed)
+        except SvcError as exc:
+            raise _located(exc, f"{at}._insert") from exc
     return count

@@ -110,8 +110,8 @@ class Update:
 class RelWrites:
     """Nested update: writes through relationship `name` of the rows the level above
     matched, in the order they run: `delete`, then `updates`, then `insert`. `mapping`
-    pairs (parent column, related column); `kind` is `object` or `array`
-    (`svc.plan.nested_update`)."""
+    pairs (parent column, related column); `kind` is `object` or `array`; `types` the
+    Postgres types of the parent columns, in `mapping`'s order (`svc.plan.nested_update`)."""
 
     name: str
     kind: str
@@ -120,6 +120,7 @@ class RelWrites:
     delete: Delete | None = None
     updates: tuple[NestedUpdate, ...] = ()
     insert: Insert | None = None
+    types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,9 +67,12 @@ class NestedUpdatePlanner(MutationPlanner):
             return None
         rel = table.relationship_map[name]
         target = self.tables[rel.target]
+        types = tuple(table.column_map[near].pg_type for near, _ in rel.mapping)
         if rel.kind == "object":
             tree = self._tree(target, value, TRUE)
-            return RelWrites(rel.name, rel.kind, target.name, rel.mapping, updates=(tree,))
+            return RelWrites(
+                rel.name, rel.kind, target.name, rel.mapping, updates=(tree,), types=types
+            )
         delete: Delete | None = None
         where = self.reader.concrete(value.get("_delete"))
         if where is not None:
@@ -85,7 +88,7 @@ class NestedUpdatePlanner(MutationPlanner):
             insert = self._insert(target, list(rows), given.get("on_conflict"))
             insert = self._preset_guard(target, insert, rel.mapping)
         return RelWrites(
-            rel.name, rel.kind, target.name, rel.mapping, delete, tuple(updates), insert
+            rel.name, rel.kind, target.name, rel.mapping, delete, tuple(updates), insert, types
         )
 
     def _preset_guard(
