@@ -311,14 +311,31 @@ def plan_groups(
     )
 
 
+#: Postgres' result type of `sum` per argument type (the `sum` aggregates of
+#: `pg_aggregate`: the small integers' sum is `bigint`, a `bigint`'s `numeric`, the others
+#: their own type); a `having` operand of `sum(column)` is cast to it, so it compares with
+#: the sum itself (`money > money`: there is no `money > numeric`).
+SUM_TYPES = {
+    "int2": "bigint",
+    "int4": "bigint",
+    "int8": "numeric",
+    "float4": "real",
+    "float8": "double precision",
+    "numeric": "numeric",
+    "money": "money",
+    "interval": "interval",
+}
+
+
 def _result_type(op: str, column: Column) -> str:
     """The Postgres type a `having` operand of `op(column)` is cast to: `float8` for the
-    Float-valued statistics, `numeric` for `sum` (an integer column's sum is `bigint`,
-    beyond the column's own type), the column's own type for `max`/`min`."""
+    Float-valued statistics (`avg`, `stddev`, …: Postgres answers `numeric` or `double
+    precision`, both compare with a `float8`), `sum`'s own result type (`SUM_TYPES`;
+    `numeric` for another type), the column's own type for `max`/`min`."""
     if op in FLOAT_OPS:
         return "float8"
     if op == "sum":
-        return "numeric"
+        return SUM_TYPES.get(column.type_name, "numeric")
     return column.pg_type
 
 
