@@ -20,6 +20,7 @@ INSERT INTO m VALUES
   (2, 1, 2, 2, 1, 1.5, 0.5, 2.5, 2.5),
   (3, 2, 3, 30, 5, 4.5, 10.75, 0.5, 0.5),
   (4, 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE p (id int PRIMARY KEY);
 """
 FEATURE = {"SVC_GRAPHQL_EXPERIMENTAL_FEATURES": "group_by_aggregations"}
 
@@ -31,6 +32,17 @@ def srv(pg_url: str) -> Iterator[ServerProcess]:
         steps = [
             {"type": "run_sql", "args": {"sql": SCHEMA}},
             {"type": "track_table", "args": "m"},
+            {"type": "track_table", "args": "p"},
+            {
+                "type": "create_array_relationship",
+                "args": {
+                    "table": "p",
+                    "name": "ms",
+                    "using": {
+                        "manual_configuration": {"remote_table": "m", "column_mapping": {"id": "g"}}
+                    },
+                },
+            },
         ]
         r = s.query({"type": "bulk", "args": steps})
         assert r.status_code == 200, r.text
@@ -81,3 +93,19 @@ def test_having_sum_compares_with_the_sum_type(
 def test_having_avg_compares_as_float(srv: ServerProcess, column: str) -> None:
     expected = _oracle(srv, "avg", column, 1.2, "float8")
     assert _groups(srv, "avg", column, 1.2) == expected
+
+
+def test_relay_schema_has_no_groups(srv: ServerProcess) -> None:
+    """The Relay API (`/v1beta1/relay`) offers no grouped aggregates even with the feature
+    on (the reference's Relay schema has none): neither `x_groups` nor `<rel>_groups`;
+    `/v1/graphql` has both."""
+    q = """{ q: __type(name: "query_root") { fields { name } }
+      p: __type(name: "p") { fields { name } } }"""
+    names: dict[str, set[str]] = {}
+    for path in ("/v1/graphql", "/v1beta1/relay"):
+        r = srv.client.post(path, json={"query": q})
+        answer = r.json()["data"]
+        names[path] = {f["name"] for t in ("q", "p") for f in answer[t]["fields"]}
+    assert {"m_groups", "ms_groups"} <= names["/v1/graphql"]
+    assert {"m_connection", "ms_connection"} <= names["/v1beta1/relay"]
+    assert not any(n.endswith("_groups") for n in names["/v1beta1/relay"]), names

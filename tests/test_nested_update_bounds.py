@@ -3,6 +3,9 @@ domains, bounded work; against a real `svc serve` and Postgres."""
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,15 +48,10 @@ def _perm(kind: str, table: str, permission: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def srv(pg_url: str) -> Iterator[ServerProcess]:
-    s = ServerProcess(
-        create_database(pg_url),
-        env={"SVC_GRAPHQL_SERVER_WORKERS": "1", "SVC_GRAPHQL_MAX_LIST_ITEMS": "50"},
-    )
+def _steps() -> list[dict[str, Any]]:
     articles = {"foreign_key_constraint_on": {"table": "article", "column": "author_id"}}
     entries = {"foreign_key_constraint_on": {"table": "entry", "column": "wallet_id"}}
-    steps = [
+    return [
         {"type": "run_sql", "args": {"sql": SCHEMA}},
         *({"type": "track_table", "args": t} for t in ["author", "article", "wallet", "entry"]),
         _rel("object", "article", "author", {"foreign_key_constraint_on": "author_id"}),
@@ -71,8 +69,16 @@ def srv(pg_url: str) -> Iterator[ServerProcess]:
             {"columns": ["id", "title"], "set": {"author_id": "x-svc-user-id"}, "check": {}},
         ),
     ]
+
+
+@pytest.fixture(scope="module")
+def srv(pg_url: str) -> Iterator[ServerProcess]:
+    s = ServerProcess(
+        create_database(pg_url),
+        env={"SVC_GRAPHQL_SERVER_WORKERS": "1", "SVC_GRAPHQL_MAX_LIST_ITEMS": "50"},
+    )
     try:
-        r = s.query({"type": "bulk", "args": steps})
+        r = s.query({"type": "bulk", "args": _steps()})
         assert r.status_code == 200, r.text
         yield s
     finally:
@@ -236,3 +242,46 @@ def test_insert_rows_times_parents_in_one_statement(srv: ServerProcess) -> None:
         ["1", "21"],
         ["3", "20"],
     ]
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    """An input validation webhook that records each input and accepts it."""
+
+    inputs: list[Any] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Hook.inputs.append(body["data"]["input"])
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_delete_null_calls_no_delete_webhook(pg_url: str) -> None:
+    """`_delete: null` deletes nothing, so the delete permission's input validation
+    webhook is not called (a `_delete` given is, with its `where`)."""
+    hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{hook.server_address[1]}/delete"
+    validate = {"type": "http", "definition": {"url": url}}
+    steps = [*_steps(), _perm("delete", "article", {"filter": {}, "validate_input": validate})]
+    s = ServerProcess(create_database(pg_url), env={"SVC_GRAPHQL_SERVER_WORKERS": "1"})
+    try:
+        r = s.query({"type": "bulk", "args": steps})
+        assert r.status_code == 200, r.text
+        sql(s, SEED)
+        q = """mutation($d: article_bool_exp) { update_author_by_pk(pk_columns: {id: 1},
+          _set: {name: "N"}, _nested: {articles: {_delete: $d}}) { id } }"""
+        assert gql(s, q, INS, {"d": None}) == {"data": {"update_author_by_pk": {"id": 1}}}
+        assert _Hook.inputs == []
+        assert gql(s, q, INS, {"d": {"id": {"_eq": 10}}}) == {
+            "data": {"update_author_by_pk": {"id": 1}}
+        }
+        assert _Hook.inputs == [[{"where": {"id": {"_eq": 10}}}]]
+    finally:
+        s.stop()
+        hook.shutdown()

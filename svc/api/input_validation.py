@@ -146,7 +146,8 @@ def _nested(view: RoleView, table: Table, nested: dict[str, Any]) -> Iterator[Ca
             continue
         access = view.table(target.name)
         updates = [value] if rel is not None and rel.kind == "object" else []
-        if "_delete" in value and access.delete and access.delete.validate is not None:
+        given = value.get("_delete") is not None  # `_delete: null` deletes nothing
+        if given and access.delete and access.delete.validate is not None:
             yield access.delete.validate, [{"where": value["_delete"]}]
         updates += [u for u in value.get("_update") or [] if isinstance(u, dict)]
         for update in updates:

@@ -102,7 +102,11 @@ class RelaySchemaBuilder(SchemaBuilder):
     def __init__(self, ir: Ir, view: RoleView) -> None:
         self.node = node_interface()
         self.relay_types = RelayTypes(self.node)
-        super().__init__(ir, view.role, view=view, types=self.relay_types, streaming=False)
+        # No grouped aggregates (`x_groups`, `<rel>_groups`): the reference's Relay schema
+        # has no aggregates of its own kind to group (README "Grouped aggregates").
+        super().__init__(
+            ir, view.role, view=view, types=self.relay_types, streaming=False, groups=False
+        )
         for table in self.tables.values():
             if table.primary_key and table.gql_name:
                 self.relay_types.nodes.add(table.type_name())
