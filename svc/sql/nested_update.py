@@ -4,17 +4,20 @@ Each level is its own statement, run in order in the mutation's transaction
 (`svc.api.nested_update`), so a later statement sees what earlier ones wrote: the
 related rows' statements, and the answer (`svc.sql.mutation.render_answer_from_rows`),
 which therefore reads the new values of the related rows. A level answers the rows it
-wrote as a JSON array (and, with a permission check, whether every row passed it, as
-`svc.sql.mutation.render_write` does); those rows are the parents of the next level,
-passed back as one typed `json` parameter and joined through the relationship's mapping:
+wrote as a JSON array (every column at the root, for the answer; below it only the
+columns its own relationships join on; nothing at a leaf), how many, and with a
+permission check, whether every row passed it (as `svc.sql.mutation.render_write` does);
+those rows are the parents of the next level, passed back unchanged (the JSON text) as
+one `json` parameter, read with the relationship's columns and their types, and joined
+through the relationship's mapping:
 
     WITH "_m" AS (
       UPDATE "public"."article" AS _w SET "title" = $1::text
       WHERE (<where> AND <role's update filter>)
-        AND EXISTS (SELECT 1 FROM json_populate_recordset(NULL::"public"."author", $2::json)
-                    AS _p WHERE _p."id" = _w."author_id")
-      RETURNING row_to_json(_w.*) AS "_row", (<role's update check>) AS "_check")
-    SELECT coalesce(json_agg("_row"), '[]'), coalesce(bool_and(coalesce("_check", false)), true)
+        AND EXISTS (SELECT 1 FROM json_to_recordset($2::json) AS _p("id" integer)
+                    WHERE _p."id" = _w."author_id")
+      RETURNING NULL::json AS "_row", (<role's update check>) AS "_check")
+    SELECT '[]'::json, count(*), coalesce(bool_and(coalesce("_check", false)), true)
     FROM "_m"
 
 A level that sets nothing selects its rows `FOR UPDATE` instead (read and locked, not
