@@ -634,10 +634,12 @@ def plan_query(
     stringify: bool,
     role: str,
     pattern_limit: int = 0,
+    kind: type[Planner] | None = None,
 ) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
     """Plan `op` for `role`; returns the plan, the structural and the leaf variables used.
-    `pattern_limit`: the longest regular expression operand (0: any)."""
-    planner = Planner(
+    `pattern_limit`: the longest regular expression operand (0: any); `kind`: the
+    planner class (None: `Planner`; the Relay API's `RelayPlanner`)."""
+    planner = (kind or Planner)(
         schema,
         tables,
         fragments,

@@ -38,7 +38,7 @@ from svc.plan.outside import (
     remote_step,
     selects_outside,
 )
-from svc.plan.relay import RelayMutationPlanner, plan_relay_query
+from svc.plan.relay import RelayMutationPlanner, RelayPlanner
 from svc.plan.remote_fields import remote_relationships, strip_holes, strip_nodes
 from svc.plan.sources import mutation_steps, query_steps
 from svc.plan.steps import DatabaseStep, MutationPlan, OperationPlan, Step, StepKind
@@ -104,8 +104,7 @@ def _database(
         roots = _mutation_roots(given, op, fragments)
         steps = tuple(DatabaseStep(MutationPlan(r), s) for s, r in mutation_steps(roots))
         return OperationPlan("mutation", steps)
-    planner = plan_relay_query if is_relay_schema(given.schema) else plan_query
-    plan, structural, leaf_vars = planner(
+    plan, structural, leaf_vars = plan_query(
         given.schema,
         given.tables,
         op,
@@ -114,6 +113,7 @@ def _database(
         stringify=given.stringify,
         role=given.role,
         pattern_limit=given.pattern_limit,
+        kind=RelayPlanner if is_relay_schema(given.schema) else None,
     )
     steps = tuple(DatabaseStep(p, s) for s, p in query_steps(plan, given.tables))
     return OperationPlan(plan.kind, steps, structural, leaf_vars)

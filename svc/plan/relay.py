@@ -32,10 +32,7 @@ from typing import Any
 
 from graphql import (
     FieldNode,
-    FragmentDefinitionNode,
     GraphQLObjectType,
-    GraphQLSchema,
-    OperationDefinitionNode,
     get_named_type,
 )
 from graphql.execution.collect_fields import collect_sub_fields
@@ -59,7 +56,6 @@ from svc.plan.nodes import (
     OrderKey,
     PageInfo,
     Param,
-    QueryPlan,
     RelField,
     Rows,
     Select,
@@ -519,29 +515,3 @@ class RelayMutationPlanner(RelayPlanner, NestedUpdatePlanner):
     """Mutations of the Relay schema: the mutation planner (nested updates included),
     whose `returning` and `<table>_by_pk` rows select Relay fields (`id`,
     `<rel>_connection`)."""
-
-
-def plan_relay_query(
-    schema: GraphQLSchema,
-    tables: dict[QualifiedName, Table],
-    op: OperationDefinitionNode,
-    fragments: dict[str, FragmentDefinitionNode],
-    variables: dict[str, Any],
-    *,
-    stringify: bool,
-    role: str,
-    pattern_limit: int = 0,
-) -> tuple[QueryPlan, frozenset[str], frozenset[str]]:
-    """`svc.plan.build.plan_query` for a Relay schema: the plan, the structural and the
-    leaf variables read."""
-    planner = RelayPlanner(
-        schema,
-        tables,
-        fragments,
-        variables,
-        stringify=stringify,
-        role=role,
-        pattern_limit=pattern_limit,
-    )
-    plan = planner.plan(op)
-    return plan, frozenset(planner.reader.structural), frozenset(planner.reader.leaf_vars)
