@@ -23,9 +23,8 @@ from svc.api.graphql import GraphQLRequest, GraphQLService
 from svc.api.state import State
 from svc.execute.db import Database
 from svc.execute.params import resolve
-from svc.metadata.model import metadata_from_obj
+from tests.compiled_state import compiled_state
 from tests.sql_oracle import pretty
-from tests.support import create_database
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -208,23 +207,7 @@ class GoldenSQL(SingleFileSnapshotExtension):
 
 @pytest.fixture(scope="module")
 def compiled_env(pg_url: str) -> Iterator[tuple[State, Database, asyncio.AbstractEventLoop]]:
-    url = create_database(pg_url)
-    loop = asyncio.new_event_loop()
-
-    async def setup() -> tuple[State, Database]:
-        db = await Database.connect(url)
-        async with db.transaction() as conn:
-            await conn.execute(SCHEMA)
-            catalog = await db.introspect(conn)
-        return State.build(1, metadata_from_obj(METADATA), catalog), db
-
-    state, db = loop.run_until_complete(setup())
-    assert not state.ir.inconsistencies
-    try:
-        yield state, db, loop
-    finally:
-        loop.run_until_complete(db.close())
-        loop.close()
+    yield from compiled_state(pg_url, SCHEMA, METADATA)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -22,11 +22,10 @@ from svc.api.graphql import prepare
 from svc.api.mutation import SESSION_SQL, MutationRunner
 from svc.api.state import State
 from svc.execute.db import Database
-from svc.metadata.model import metadata_from_obj
 from svc.plan.mutation import MutationRoot
 from svc.plan.operation import PlanInput, plan_operation
+from tests.compiled_state import compiled_state
 from tests.sql_oracle import pretty
-from tests.support import create_database
 from tests.test_golden import GoldenSQL
 
 SCHEMA = """
@@ -146,23 +145,7 @@ class Recording:
 
 @pytest.fixture(scope="module")
 def env(pg_url: str) -> Iterator[tuple[State, Database, asyncio.AbstractEventLoop]]:
-    url = create_database(pg_url)
-    loop = asyncio.new_event_loop()
-
-    async def setup() -> tuple[State, Database]:
-        db = await Database.connect(url)
-        async with db.transaction() as conn:
-            await conn.execute(SCHEMA)
-            catalog = await db.introspect(conn)
-        return State.build(1, metadata_from_obj(METADATA), catalog), db
-
-    state, db = loop.run_until_complete(setup())
-    assert not state.ir.inconsistencies
-    try:
-        yield state, db, loop
-    finally:
-        loop.run_until_complete(db.close())
-        loop.close()
+    yield from compiled_state(pg_url, SCHEMA, METADATA)
 
 
 def _root(state: State, role: str, query: str) -> MutationRoot:
