@@ -457,6 +457,10 @@ def test_role_without_columns_gets_graphql_core_validation(irs: dict[str, Ir]) -
     ir = _with_table(ir, "genre", select_permissions={"user": perm})
     assert plain_names(ir)
     schema = build_schema(ir, "user")
+    # A lazy schema is marked valid (`svc.schema.lazy`): made whole, graphql-core finds
+    # what it finds in the eager one.
+    assert len(schema.type_map) > 0
+    schema._validation_errors = None
     messages = [e.message for e in validate_schema(schema)]
     # Only the types the reference also serves without fields (Note [Selectability of
     # tables]; `svc.schema.role_schema` accepts them); no enum without values is made.

@@ -51,6 +51,7 @@ from graphql import (
     VariablesInAllowedPositionRule,
     Visitor,
     assert_valid_schema,
+    is_type_definition_node,
     specified_rules,
     validate,
     visit,
@@ -63,12 +64,36 @@ from svc.api.variable_positions import ReferenceVariablePositionRule
 
 Rule = type[ASTValidationRule]
 
+
+
+class LookupTypeNamesRule(KnownTypeNamesRule):
+    """graphql-core's `KnownTypeNamesRule`, but each named type is looked up in the type
+    map rather than the map listed first: a lazy schema's map (`svc.schema.lazy`) finds
+    one type without making them all. Suggestions for an unknown name come from the types
+    made so far (all of them for an eager schema)."""
+
+    def __init__(self, context: Any) -> None:
+        ASTValidationRule.__init__(self, context)
+        schema = context.schema
+        self.existing_types_map = schema.type_map if schema else {}
+        self.defined_types = {
+            d.name.value for d in context.document.definitions if is_type_definition_node(d)
+        }
+
+    @property
+    def type_names(self) -> list[str]:  # type: ignore[override]
+        """The names to suggest from (graphql-core's attribute)."""
+        return [*dict.keys(self.existing_types_map), *self.defined_types]
+
+
 # Hasura accepts variables an operation does not use, and checks where a variable is used
 # with its own rule (`svc.api.variable_positions`: list elements' nullability not compared).
+_SWAPPED: dict[Rule, Rule] = {
+    VariablesInAllowedPositionRule: ReferenceVariablePositionRule,
+    KnownTypeNamesRule: LookupTypeNamesRule,
+}
 RULES: tuple[Rule, ...] = tuple(
-    ReferenceVariablePositionRule if r is VariablesInAllowedPositionRule else r
-    for r in specified_rules
-    if r is not NoUnusedVariablesRule
+    _SWAPPED.get(r, r) for r in specified_rules if r is not NoUnusedVariablesRule
 )
 
 _VARIABLE_RULES = frozenset(
@@ -120,7 +145,7 @@ def select_rules(document: DocumentNode, source: str) -> tuple[Rule, ...]:
     if not has_fragments:
         drop |= _FRAGMENT_RULES
     if not has_variables and not has_fragments:
-        drop.add(KnownTypeNamesRule)
+        drop.add(LookupTypeNamesRule)
     if "@" not in source:
         drop |= _DIRECTIVE_RULES
     if "__schema" not in source and "__type" not in source:

@@ -54,14 +54,16 @@ from svc.metadata.model import QualifiedName
 from svc.schema.actions import ActionTypes
 from svc.schema.agg_bool_exp import aggregate_fields
 from svc.schema.enums import enum_comparison_exp, enum_table_of, enum_type
+from svc.schema.find import TypeFinder, findable
 from svc.schema.groups import groups_enabled, groups_root_fields, relationship_groups
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
+from svc.schema.lazy import LazyTypeMap
 from svc.schema.mutations import MutationTypes
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, plain_names
 from svc.schema.naming import apply_naming
 from svc.schema.stream import stream_fields, streaming_enabled
-from svc.schema.types import CheckedTypes, Types
+from svc.schema.types import CheckedTypes, LazyTypes, Types
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
     "Int": GraphQLInt,
@@ -152,6 +154,7 @@ class SchemaBuilder:
         self._input_field: dict[Any, GraphQLInputField] = {}
         self._argument: dict[Any, GraphQLArgument] = {}
         self._enum_value: dict[tuple[str, str | None], GraphQLEnumValue] = {}
+        self.roots: tuple[GraphQLObjectType, ...] = ()  # made by `build`
 
     # -- what the role may see ------------------------------------------------------------
     def cols(self, table: Table) -> tuple[Column, ...]:
@@ -835,9 +838,12 @@ class SchemaBuilder:
         # `Test.Auth.Authorization.DisableRootFields.SelectPermission.DisableAllRootFieldsSpec`)
         subscription = t.object_type("subscription_root", sf) if sf else None
         t.finish()
+        self.roots = tuple(r for r in (query, mutation, subscription) if r is not None)
         # Without an empty type or a name graphql-core would question, the schema is valid
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
         schema = t.schema(query, mutation, subscription)
+        if isinstance(schema.type_map, LazyTypeMap):
+            schema.type_map.finding(TypeFinder(self, schema.type_map.whole).find)
         schema.extensions[VIEW_KEY] = self.view
         return schema
 
@@ -881,12 +887,21 @@ def build_schema(
     again with `schema_view`."""
     if view is None:
         view = role_view(ir, role, infer_functions=infer_function_permissions)
-    types = Types() if plain_names(ir) else CheckedTypes()
+    types = _types(ir)
     builder = SchemaBuilder(
         ir, view.role, view=view, types=types, streaming=streaming, groups=groups
     )
     with collector_paused():
         return apply_naming(builder.build(), ir)  # graphql-default sources' names
+
+
+def _types(ir: Ir) -> Types:
+    """The constructors of `ir`'s schemas: graphql-core's own when a name needs its checks;
+    else unchecked, and lazy (`svc.schema.lazy`) when the finder finds its types exactly
+    (`svc.schema.find.findable`)."""
+    if not plain_names(ir):
+        return CheckedTypes()
+    return LazyTypes() if findable(ir) else Types()
 
 
 def schema_view(schema: GraphQLSchema) -> RoleView:

@@ -39,6 +39,7 @@ from graphql import (
 )
 
 from svc.schema.directives import DIRECTIVES
+from svc.schema.lazy import LazyTypeMap, filled, lazy
 
 FieldsThunk = Callable[[], dict[str, Any]]
 # Fields now, or a thunk giving them once every type exists. The builder passes fields now
@@ -181,29 +182,9 @@ class Types:
         makes, its types collected in the same order by a walk that knows only the kinds
         of types the builder makes: a third faster than graphql-core's, which took a third
         of the build."""
-        found = _referenced_types(query, mutation, subscription)
-        type_map: dict[str, Any] = {}
-        for named in found:
-            if named.name in type_map:  # graphql-core's message
-                raise TypeError(
-                    "Schema must contain uniquely named types"
-                    f" but contains multiple types named '{named.name}'."
-                )
-            type_map[named.name] = named
-        s: Any = _new(GraphQLSchema)
-        s._validation_errors = [] if self.valid else None
-        s.description = None
-        s.extensions = {}
-        s.ast_node = None
-        s.extension_ast_nodes = ()
-        s.query_type = query
-        s.mutation_type = mutation
-        s.subscription_type = subscription
-        s.directives = DIRECTIVES  # @cached too
-        s.type_map = type_map
-        s._sub_type_map = {}
-        s._implementations_map = {}
-        return s  # type: ignore[no-any-return]
+        return _schema(
+            whole_map(query, mutation, subscription), query, mutation, subscription, self.valid
+        )
 
     def finish(self) -> None:
         """Fill every type created so far, and those their fields create, in order."""
@@ -222,6 +203,91 @@ class Types:
                 self.valid = False
             t.fields.update(own)
         pending.clear()
+
+
+class LazyTypes(Types):
+    """`Types` whose thunk-made types fill themselves on first read and whose schema's type
+    map is filled on lookup (`svc.schema.lazy`), with the builder's finder."""
+
+    def object_type(
+        self, name: str, fields: Fields, description: str | None = None
+    ) -> GraphQLObjectType:
+        """An object type, filled on first read when `fields` is a thunk."""
+        if not callable(fields):
+            return super().object_type(name, fields, description)
+        t = _named(GraphQLObjectType, name, description)
+        t._interfaces = None
+        t.is_type_of = None
+        t.interfaces = ()
+        lazy(GraphQLObjectType, t, fields)
+        return t  # type: ignore[no-any-return]
+
+    def input_type(
+        self, name: str, fields: Fields, description: str | None = None
+    ) -> GraphQLInputObjectType:
+        """An input object type, filled on first read when `fields` is a thunk."""
+        if not callable(fields):
+            return super().input_type(name, fields, description)
+        t = _named(GraphQLInputObjectType, name, description)
+        t.is_one_of = False
+        lazy(GraphQLInputObjectType, t, fields)
+        return t  # type: ignore[no-any-return]
+
+    def schema(
+        self,
+        query: GraphQLObjectType,
+        mutation: GraphQLObjectType | None,
+        subscription: GraphQLObjectType | None,
+    ) -> GraphQLSchema:
+        """A schema whose type map starts with the roots and the introspection types and
+        finds the rest on lookup (`LazyTypeMap`); valid (the module docstring of
+        `svc.schema.lazy`)."""
+        roots = [r for r in (query, mutation, subscription) if r is not None]
+        known = {t.name: t for t in _referenced_types(None)}
+        known.update((r.name, r) for r in roots)
+        type_map = LazyTypeMap(known, lambda: whole_map(query, mutation, subscription))
+        return _schema(type_map, query, mutation, subscription, True)
+
+    def finish(self) -> None:
+        """Nothing: types fill themselves."""
+
+
+def whole_map(*roots: GraphQLObjectType | None) -> dict[str, Any]:
+    """Every type reachable from `roots`, by name, in `GraphQLSchema`'s order; TypeError
+    (graphql-core's message) for two types of one name."""
+    type_map: dict[str, Any] = {}
+    for named in _referenced_types(*roots):
+        if named.name in type_map:  # graphql-core's message
+            raise TypeError(
+                "Schema must contain uniquely named types"
+                f" but contains multiple types named '{named.name}'."
+            )
+        type_map[named.name] = named
+    return type_map
+
+
+def _schema(
+    type_map: dict[str, Any],
+    query: GraphQLObjectType,
+    mutation: GraphQLObjectType | None,
+    subscription: GraphQLObjectType | None,
+    valid: bool,
+) -> GraphQLSchema:
+    """A `GraphQLSchema` with these parts, without graphql-core's walk."""
+    s: Any = _new(GraphQLSchema)
+    s._validation_errors = [] if valid else None
+    s.description = None
+    s.extensions = {}
+    s.ast_node = None
+    s.extension_ast_nodes = ()
+    s.query_type = query
+    s.mutation_type = mutation
+    s.subscription_type = subscription
+    s.directives = DIRECTIVES  # @cached too
+    s.type_map = type_map
+    s._sub_type_map = {}
+    s._implementations_map = {}
+    return s  # type: ignore[no-any-return]
 
 
 class CheckedTypes(Types):
@@ -328,7 +394,7 @@ def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
         # Recurses only through itself (`_unwrap` returns first): one frame per type, as a
         # schema of many related tables is walked thousands of types deep.
         found[named] = None
-        kind = type(named)
+        kind = type(filled(named))
         if kind is GraphQLObjectType:
             for field in named.fields.values():
                 of = _unwrap(field.type)
