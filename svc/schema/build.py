@@ -59,10 +59,11 @@ from svc.schema.groups import groups_enabled, groups_root_fields, relationship_g
 from svc.schema.info import AGG_AGGREGATE, AGG_COUNT, AGG_NODES, FieldInfo, FieldKind
 from svc.schema.info import info as _info
 from svc.schema.lazy import LazyTypeMap
+from svc.schema.lazy_roots import lazy_roots
 from svc.schema.mutations import MutationTypes
 from svc.schema.names import ALL_AGG_OPS, NUMERIC_AGG_OPS, plain_names
 from svc.schema.naming import apply_naming
-from svc.schema.stream import stream_fields, streaming_enabled
+from svc.schema.stream import stream_field, stream_fields, streaming_enabled
 from svc.schema.types import CheckedTypes, LazyTypes, Types
 
 BUILTIN_SCALARS: dict[str, GraphQLScalarType] = {
@@ -100,6 +101,8 @@ UNORDERED_TYPES = frozenset(
 AGG_OP = {op: _info(FieldKind.AGG_OP, op=op) for op in ALL_AGG_OPS}
 
 RECURSION_LIMIT = 20_000
+# The select kinds with list arguments (`where`, `order_by`, …).
+_LIST_KINDS = frozenset({"select", "select_aggregate"})
 
 # The key of the schema's `extensions` holding the `RoleView` it was built from
 # (`schema_view`): the view travels with its schema (a merged schema takes its
@@ -155,6 +158,10 @@ class SchemaBuilder:
         self._argument: dict[Any, GraphQLArgument] = {}
         self._enum_value: dict[tuple[str, str | None], GraphQLEnumValue] = {}
         self.roots: tuple[GraphQLObjectType, ...] = ()  # made by `build`
+        self._query_groups: dict[QualifiedName, tuple[tuple[str, str, GraphQLField], ...]] = {}
+        self._mutation_groups: dict[QualifiedName, dict[str, GraphQLField]] = {}
+        self._mutation_types: MutationTypes | None = None
+        self._stream_groups: dict[QualifiedName, GraphQLField] = {}
 
     # -- what the role may see ------------------------------------------------------------
     def cols(self, table: Table) -> tuple[Column, ...]:
@@ -721,14 +728,23 @@ class SchemaBuilder:
             subscription.update(stream_fields(self, subscription))
         return query, subscription
 
-    def _table_query_fields(self, table: Table) -> Iterator[tuple[str, str, GraphQLField]]:
-        """`(kind, name, field)` of the select kinds `table` has in either root."""
+    def _table_query_fields(self, table: Table) -> tuple[tuple[str, str, GraphQLField], ...]:
+        """`(kind, name, field)` of the select kinds `table` has in either root (made once
+        per table: the lazy roots and the whole ones share them)."""
+        found = self._query_groups.get(table.name)
+        if found is None:
+            found = self._query_groups[table.name] = tuple(self._make_query_fields(table))
+        return found
+
+    def _make_query_fields(self, table: Table) -> Iterator[tuple[str, str, GraphQLField]]:
         t = self.t
         rf = table.root_fields
         access = self.view.table(table.name)
         kinds = access.query_roots | access.subscription_roots
+        if not kinds:
+            return  # no type made: a lazy schema's types made so far are reachable
         obj = self.object_type(table)
-        args = self.select_args(table)
+        args = self.select_args(table) if kinds & _LIST_KINDS else {}
         if "select" in kinds:
             yield (
                 "select",
@@ -813,14 +829,29 @@ class SchemaBuilder:
     def mutation_fields(self) -> dict[str, GraphQLField]:
         """Mutation root fields: the writes the role's permissions allow, and functions
         exposed as mutations."""
-        types = MutationTypes(self)
         fields: dict[str, GraphQLField] = {}
         tables = [t for t in self.ir.tables.values() if t.gql_name]
         for table in sorted(tables, key=lambda t: t.gql_name):
-            fields.update(types.fields(table))
+            fields.update(self.mutation_group(table))
         fields.update(self.function_fields("mutation"))
         fields.update(ActionTypes(self).fields("mutation"))
         return fields
+
+    def mutation_group(self, table: Table) -> dict[str, GraphQLField]:
+        """The mutation root fields of `table` (made once per table)."""
+        found = self._mutation_groups.get(table.name)
+        if found is None:
+            if self._mutation_types is None:
+                self._mutation_types = MutationTypes(self)
+            found = self._mutation_groups[table.name] = self._mutation_types.fields(table)
+        return found
+
+    def stream_group(self, table: Table) -> GraphQLField:
+        """`x_stream` of `table` (made once per table)."""
+        found = self._stream_groups.get(table.name)
+        if found is None:
+            found = self._stream_groups[table.name] = stream_field(self, table)
+        return found
 
     def build(self) -> GraphQLSchema:
         """The finished schema: `query_root`, `mutation_root` (when there is a mutable
@@ -830,13 +861,20 @@ class SchemaBuilder:
         # default recursion limit.
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         t = self.t
-        qf, sf = self.root_fields()
+        lazy = lazy_roots(self) if isinstance(t, LazyTypes) and not self.groups else None
+        qf: dict[str, GraphQLField]
+        mf: dict[str, GraphQLField] | None
+        sf: dict[str, GraphQLField] | None
+        if lazy is not None:
+            qf, mf, sf = lazy
+        else:
+            qf, every_sf = self.root_fields()
+            mf, sf = self.mutation_fields() or None, every_sf or None
         query = t.object_type("query_root", qf)
-        mf = self.mutation_fields()
-        mutation = t.object_type("mutation_root", mf) if mf else None
+        mutation = t.object_type("mutation_root", mf) if mf is not None else None
         # No subscription root without fields (Hasura: `subscriptionType: null`,
         # `Test.Auth.Authorization.DisableRootFields.SelectPermission.DisableAllRootFieldsSpec`)
-        subscription = t.object_type("subscription_root", sf) if sf else None
+        subscription = t.object_type("subscription_root", sf) if sf is not None else None
         t.finish()
         self.roots = tuple(r for r in (query, mutation, subscription) if r is not None)
         # Without an empty type or a name graphql-core would question, the schema is valid

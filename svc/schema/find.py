@@ -35,6 +35,20 @@ if TYPE_CHECKING:
 
 _LAZY = (LazyObjectType, LazyInputObjectType)
 _WRAPPERS = (GraphQLList, GraphQLNonNull)
+_LIST_KINDS = frozenset({"select", "select_aggregate"})
+_NAME_KINDS = (
+    "select",
+    "select_by_pk",
+    "select_aggregate",
+    "select_stream",
+    "insert",
+    "insert_one",
+    "update",
+    "update_by_pk",
+    "update_many",
+    "delete",
+    "delete_by_pk",
+)
 BUILTINS = frozenset({"Int", "Float", "String", "Boolean", "ID"})
 _SCALAR_SUFFIXES = ("_comparison_exp", "_array_comparison_exp", "_cast_exp")
 
@@ -52,7 +66,6 @@ class TypeFinder:
     def __init__(self, b: SchemaBuilder, whole: Callable[[], dict[str, Any]]) -> None:
         self.b = b
         self.whole = whole
-        self._root_named: dict[str, Any] | None = None
         self._by_base: dict[str, Table] | None = None
         self._into: dict[Any, list[Table]] | None = None
         self._by_scalar: dict[str, list[Table]] | None = None
@@ -62,9 +75,8 @@ class TypeFinder:
         found = self._made(name)
         if found is not None:
             return found
-        found = self.root_named().get(name)
-        if found is not None:
-            return found
+        if name in BUILTINS:
+            return self._builtin(name)
         if name == "order_by":
             return self._order_by()
         tables = self._tables_of(name)
@@ -77,7 +89,7 @@ class TypeFinder:
             found = self._through_scalar(scalar, name)
             if found is not None:
                 return found
-        if tables or scalar is not None or self._followed_elsewhere(name):
+        if self._followed_elsewhere(name):
             return self.whole().get(name)
         return None
 
@@ -88,19 +100,27 @@ class TypeFinder:
             found = self.b.scalars.get(name)
         return found
 
-    def root_named(self) -> dict[str, Any]:
-        """The named types of the root fields' types and arguments."""
-        if self._root_named is None:
-            out: dict[str, Any] = {}
-            for root in self.b.roots:
-                for field in root.fields.values():
-                    t = _named(field.type)
-                    out.setdefault(t.name, t)
-                    for arg in field.args.values():
-                        t = _named(arg.type)
-                        out.setdefault(t.name, t)
-            self._root_named = out
-        return self._root_named
+    def _builtin(self, name: str) -> Any | None:
+        """`Int` when a list field's `limit` has it; a scalar of a column; else looked for
+        in the whole schema (`Float` of an aggregate, `ID`)."""
+        b = self.b
+        if name == "Int" and any(
+            access.query_roots & _LIST_KINDS or access.subscription_roots & _LIST_KINDS
+            for access in (b.view.table(t) for t in b.tables)
+        ):
+            return b.scalars["Int"]
+        if name in (self._scalars() or {}):
+            found = self._through_scalar(name, name)
+            if found is not None:
+                return found
+        return self.whole().get(name)
+
+    def ensure(self, table: Table) -> None:
+        """Make the root fields of `table` the roots have (their types made, empty)."""
+        rf = table.root_fields
+        for root in self.b.roots:
+            for kind in _NAME_KINDS:
+                root.fields.get(getattr(rf, kind))
 
     def _order_by(self) -> Any | None:
         """The enum `order_by`, named by the order type of any table with a column."""
@@ -126,11 +146,13 @@ class TypeFinder:
         return out
 
     def _through_table(self, table: Table, name: str) -> Any | None:
+        self.ensure(table)
         self._fill_own(table)
         found = self._made(name)
         if found is not None:
             return found
         for source in self._into_table(table):
+            self.ensure(source)
             base = source.type_name()
             for suffix in ("", "_bool_exp", "_order_by", "_insert_input"):
                 self._fill(self.b.types.get(base + suffix))
@@ -167,6 +189,11 @@ class TypeFinder:
             filled(t)
 
     # -- scalars -----------------------------------------------------------------------------
+    def _scalars(self) -> dict[str, list[Table]]:
+        self._scalar_of("")
+        assert self._by_scalar is not None
+        return self._by_scalar
+
     def _scalar_of(self, name: str) -> str | None:
         if self._by_scalar is None:
             by: dict[str, list[Table]] = {}
@@ -188,14 +215,18 @@ class TypeFinder:
     def _through_scalar(self, scalar: str, name: str) -> Any | None:
         assert self._by_scalar is not None
         for table in self._by_scalar[scalar]:
+            self.ensure(table)
             base = table.type_name()
             for suffix in ("", "_bool_exp"):
                 t = self.b.types.get(base + suffix)
                 if t is None:
                     continue
                 self._fill(t)
-                self._fill_comparisons(t)
-                found = self._made(name) or self.root_named().get(name)
+                if suffix:
+                    self._fill_comparisons(t)
+                elif name == scalar:  # the object type has the column: the scalar is reached
+                    return self.b.scalars.get(scalar)
+                found = self._made(name)
                 if found is not None:
                     return found
         return None

@@ -99,27 +99,33 @@ def filled(t: Any) -> Any:
 _LAZY = (LazyObjectType, LazyInputObjectType)
 
 
-class LazyTypeMap(dict[str, Any]):
-    """`GraphQLSchema.type_map` of a lazy schema (module docstring).
+class LazyDict(dict[str, Any]):
+    """A dict whose entries are found by name on lookup (`get`, `[]`, `in`: `find(name)`,
+    None for no entry) and which is made whole (`whole()`, in its order) before anything
+    reads it whole (iteration, `len`, `keys`, `values`, `items`, copies, `repr`, `==`).
+    Once whole it is a plain dict (writes too: namespaces move root fields)."""
 
-    `find(name)`: the reachable type of that name, filling what it must (None: no such
-    type); `whole()`: every reachable type, in `GraphQLSchema`'s order. Lookups (`get`,
-    `[]`, `in`) use `find`; everything that reads the whole map makes it whole first.
-    """
-
-    def __init__(self, known: dict[str, Any], whole: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        known: dict[str, Any],
+        whole: Callable[[], dict[str, Any]],
+        find: Callable[[str], Any | None] | None = None,
+    ) -> None:
         super().__init__(known)
-        self._find: Callable[[str], Any | None] | None = None
+        self._find = find
         self._whole: Callable[[], dict[str, Any]] | None = whole
 
     def finding(self, find: Callable[[str], Any | None]) -> None:
-        """Look names up with `find` (the builder's `TypeFinder.find`)."""
+        """Look names up with `find`."""
         self._find = find
 
     def whole(self) -> dict[str, Any]:
-        """Every type (made whole first), as a plain dict."""
+        """Every entry (made whole first), as a plain dict."""
         self.make_whole()
         return dict(dict.items(self))
+
+    def _found(self, value: Any) -> Any:
+        return value
 
     def get(self, name: str, default: Any = None) -> Any:
         found = dict.get(self, name)
@@ -130,7 +136,7 @@ class LazyTypeMap(dict[str, Any]):
                     found = self._find(name) if self._find is not None else None
                     if found is not None:
                         dict.__setitem__(self, name, found)
-        return default if found is None else filled(found)
+        return default if found is None else self._found(found)
 
     def __getitem__(self, name: str) -> Any:
         found = self.get(name)
@@ -142,7 +148,7 @@ class LazyTypeMap(dict[str, Any]):
         return isinstance(name, str) and self.get(name) is not None
 
     def make_whole(self) -> None:
-        """Fill every type and order the map as `GraphQLSchema` would."""
+        """Make every entry, in `whole()`'s order."""
         if self._whole is None:
             return
         with FILL_LOCK:
@@ -174,8 +180,7 @@ class LazyTypeMap(dict[str, Any]):
         return dict.items(self)
 
     def copy(self) -> dict[str, Any]:
-        self.make_whole()
-        return dict(dict.items(self))
+        return self.whole()
 
     def __repr__(self) -> str:
         self.make_whole()
@@ -186,3 +191,11 @@ class LazyTypeMap(dict[str, Any]):
         return dict.__eq__(self, other)
 
     __hash__ = None
+
+
+class LazyTypeMap(LazyDict):
+    """`GraphQLSchema.type_map` of a lazy schema (module docstring): a type found is
+    handed out filled (code that compares classes sees graphql-core's)."""
+
+    def _found(self, value: Any) -> Any:
+        return filled(value)

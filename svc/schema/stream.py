@@ -63,7 +63,7 @@ def stream_fields(
             continue
         name = table.root_fields.select_stream  # `<x>_stream` unless customised
         if taken is None or name not in taken:
-            fields[name] = stream_field(builder, table)
+            fields[name] = builder.stream_group(table)
     return fields
 
 

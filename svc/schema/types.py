@@ -39,7 +39,7 @@ from graphql import (
 )
 
 from svc.schema.directives import DIRECTIVES
-from svc.schema.lazy import LazyTypeMap, filled, lazy
+from svc.schema.lazy import LazyDict, LazyTypeMap, filled, lazy
 
 FieldsThunk = Callable[[], dict[str, Any]]
 # Fields now, or a thunk giving them once every type exists. The builder passes fields now
@@ -212,7 +212,15 @@ class LazyTypes(Types):
     def object_type(
         self, name: str, fields: Fields, description: str | None = None
     ) -> GraphQLObjectType:
-        """An object type, filled on first read when `fields` is a thunk."""
+        """An object type, filled on first read when `fields` is a thunk; a root's fields
+        found by name (`LazyDict`) are taken as they are."""
+        if isinstance(fields, LazyDict):
+            t = _named(GraphQLObjectType, name, description)
+            t._fields = t.fields = fields
+            t._interfaces = None
+            t.is_type_of = None
+            t.interfaces = ()
+            return t  # type: ignore[no-any-return]
         if not callable(fields):
             return super().object_type(name, fields, description)
         t = _named(GraphQLObjectType, name, description)
