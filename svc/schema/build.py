@@ -16,7 +16,10 @@ values, built on the first request of each role and after every metadata change,
 - the objects are made without graphql-core's checks when the IR's names pass
   `svc.schema.names.plain_names` (`svc.schema.types`), and the schema is then marked valid
   unless a type came out empty (graphql-core's `validate_schema` then returns at once);
-- the garbage collector is paused while the objects accumulate.
+- the garbage collector is paused while the objects accumulate;
+- by default the schema is lazy (`svc.schema.lazy`): roots' fields made on lookup, types
+  filled on first read, the type map filled on lookup (`svc.schema.find`), the whole
+  schema made only when something reads it whole.
 """
 
 from __future__ import annotations

@@ -2,22 +2,23 @@
 
 A name is looked up (a variable's type, a fragment's type condition, `__type(name:)`) before
 or after the fields that reach it are read. `TypeFinder.find` answers the type only when
-the eager schema has it: it fills types reachable from the roots that can make it, in
-this order, and looks among the types made after each step:
+the eager schema has it: it makes root fields and fills types reachable from the roots
+that can make it, in this order, and looks among the types made after each step:
 
 1. the types made so far (the builder's memo and custom scalars);
-2. the named types the root fields name (`Int` of `limit`, …), collected once;
+2. a built-in scalar: `Int` when a table has a list field (`limit`), else as a scalar of a
+   column (4.), else in the whole schema (`Float` of an aggregate, `ID`);
 3. the tables the name can belong to (`<table>` or `<table>_…`, each `_` a split): their
-   types made so far, filled until nothing new is made, and those of the tables that
-   have relationships to them (`x_aggregate_order_by` is made by the order of a table with
-   an array relationship to `x`);
+   root fields made, their types filled until nothing new is made, and the main types of
+   the tables with relationships to them (`x_aggregate_order_by` is made by the order of
+   a table with an array relationship to `x`);
 4. a scalar's name or one of its expressions (`S`, `S_comparison_exp`, …): the object
-   types and boolean expressions of tables with a column of that scalar;
-5. the fixed names (`order_by`, …) and names of the features this finder does not follow
-   (functions, actions, PostGIS inputs): the whole schema, once.
+   types and boolean expressions of tables with a visible column of that scalar;
+5. the fixed names (`order_by`, …), and any name when the IR has functions or actions
+   (their argument and output types are not followed here): the whole schema, once.
 
-A name none of these can make (`__type(name: "nonsense")`) is answered None without
-filling anything, so that a request cannot make a role's whole schema by naming types.
+Any other name (`__type(name: "nonsense")`) is None without filling anything, so that a
+request cannot make a role's whole schema by naming types.
 """
 
 from __future__ import annotations
