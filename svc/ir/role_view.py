@@ -148,6 +148,21 @@ class RoleView:
         or one of the roles it inherits from)."""
         return granted(self.role, roles, self.ir.inherited_roles)
 
+    def write_candidates(self) -> Iterator[Table]:
+        """The tracked tables the role may have a write on: every one for admin; else those
+        with an insert, update or delete permission of the role or of a role it inherits
+        from (cheap: no `TableAccess` made; `table(...).root_fields` decides)."""
+        if self.admin:
+            yield from (t for t in self.ir.tables.values() if t.gql_name)
+            return
+        roles = _ancestry(self.role, self.ir.inherited_roles)
+        for t in self.ir.tables.values():
+            if t.gql_name and any(
+                r in t.insert_permissions or r in t.update_permissions or r in t.delete_permissions
+                for r in roles
+            ):
+                yield t
+
     def tables(self) -> dict[QualifiedName, Table]:
         """The tables the role may read, in the IR's order."""
         return {n: t for n, t in self.ir.tables.items() if t.gql_name and self._may_select(t)}
@@ -191,6 +206,17 @@ def role_view(
     """A new view of `ir` for `role` (callers that serve many requests keep one:
     `State.role_view`); `backend_only` as `RoleView`'s."""
     return RoleView(ir, role, infer_functions, backend_only)
+
+
+def _ancestry(role: str, parents: dict[str, tuple[str, ...]]) -> set[str]:
+    """`role` and every role it inherits from, transitively."""
+    out, todo = set(), [role]
+    while todo:
+        r = todo.pop()
+        if r not in out:
+            out.add(r)
+            todo.extend(parents.get(r, ()))
+    return out
 
 
 def _table_access(view: RoleView, table: Table) -> TableAccess:

@@ -124,9 +124,7 @@ class _LazyRoots:
     def has_mutation(self) -> bool:
         b = self.b
         return bool(self.shared_mutation()) or any(
-            b.view.table(t.name).root_fields & _MUTATION_KINDS
-            for t in b.ir.tables.values()
-            if t.gql_name
+            b.view.table(t.name).root_fields & _MUTATION_KINDS for t in b.view.write_candidates()
         )
 
     def _has_select(self, table: Table, kinds: frozenset[str]) -> bool:
