@@ -19,7 +19,7 @@ was left empty (validation's one finding that names cannot rule out).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from graphql import (
@@ -386,6 +386,19 @@ def _unwrap(of: Any) -> Any:
     return of
 
 
+def _children(named: Any) -> Iterator[Any]:
+    """The named types of `named`'s fields and their arguments, in order."""
+    kind = type(filled(named))
+    if kind is GraphQLObjectType:
+        for field in named.fields.values():
+            yield _unwrap(field.type)
+            for arg in field.args.values():
+                yield _unwrap(arg.type)
+    elif kind is GraphQLInputObjectType:
+        for input_field in named.fields.values():
+            yield _unwrap(input_field.type)
+
+
 def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
     """The named types reachable from `roots`, then from the specified directives'
     arguments and from the introspection types, in the order graphql-core's
@@ -394,29 +407,22 @@ def _referenced_types(*roots: GraphQLObjectType | None) -> dict[Any, None]:
     found: dict[Any, None] = {}
 
     def reach(of: Any) -> None:
+        # Depth first without recursion: a schema of many related tables is walked tens
+        # of thousands of types deep. Each type's children are a generator that the walk
+        # resumes after a child's own subtree, as the recursive walk would.
         of = _unwrap(of)
-        if of is not None and of not in found:
-            visit(of)
-
-    def visit(named: Any) -> None:
-        # Recurses only through itself (`_unwrap` returns first): one frame per type, as a
-        # schema of many related tables is walked thousands of types deep.
-        found[named] = None
-        kind = type(filled(named))
-        if kind is GraphQLObjectType:
-            for field in named.fields.values():
-                of = _unwrap(field.type)
-                if of not in found:
-                    visit(of)
-                for arg in field.args.values():
-                    of = _unwrap(arg.type)
-                    if of not in found:
-                        visit(of)
-        elif kind is GraphQLInputObjectType:
-            for input_field in named.fields.values():
-                of = _unwrap(input_field.type)
-                if of not in found:
-                    visit(of)
+        if of is None or of in found:
+            return
+        found[of] = None
+        stack = [_children(of)]
+        while stack:
+            for child in stack[-1]:
+                if child not in found:
+                    found[child] = None
+                    stack.append(_children(child))
+                    break
+            else:
+                stack.pop()
 
     for root in roots:
         reach(root)
