@@ -230,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only aiohttp's delivery of --events (e.g. 100000: the backlog drain) and its RSS",
     )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
     args = parser.parse_args(argv)
     with postgres() as admin, fast_hook() as hook_url:
         if args.backlog_only:
@@ -277,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / f"events-{today()}-pool{args.pool_size}.json").write_text(
         json.dumps(result, indent=2) + "\n"
     )
-    return 0
+    passed = result["delivery_target_pass"] and result["capture_target_pass"]
+    return 1 if args.check and not passed else 0
 
 
 if __name__ == "__main__":

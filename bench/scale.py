@@ -21,9 +21,17 @@
    one more table (50 ms) and the next request of a role (500 ms), the resident memory
    per worker (300 MB), a role's first introspection (300 ms).
 
+4. **Event delivery** (`bench.events`: 10,000 events; 2,000 and one capture round with
+   `--quick`): at least 1,000 events/s per process, capture at most 15% of inserts.
+5. **Soak** (`bench.soak`: 5 minutes; 2 minutes with `--quick`; `--soak-minutes`): RSS
+   growth per worker at most 5% after warm-up, no growth in tasks, connections or
+   descriptors, every event and cron event delivered once.
+
+`--skip-sources`, `--skip-big`, `--skip-events`, `--skip-soak` leave a part out.
 `--check` exits non-zero, naming each target that failed: the replica takes at least 90%
 of the read transactions; two sources answer at least 40% of one source's rate; the big
-schema's targets. Results are saved to `bench/results/scale-<date>.json`.
+schema's targets; the event and soak targets (their modules print each). Results are
+saved to `bench/results/scale-<date>.json`.
 """
 
 from __future__ import annotations
@@ -87,7 +95,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="short runs (3 s)")
     p.add_argument("--check", action="store_true", help="exit 1 when a target fails")
     p.add_argument("--tables", type=int, default=0, help="big schema tables (10000; 1000 quick)")
-    p.add_argument("--skip-sources", action="store_true", help="only the big schema")
+    p.add_argument("--skip-sources", action="store_true", help="no replicas, no two sources")
+    p.add_argument("--skip-big", action="store_true", help="no big schema")
+    p.add_argument("--skip-events", action="store_true", help="no event delivery")
+    p.add_argument("--skip-soak", action="store_true", help="no soak")
+    p.add_argument("--soak-minutes", type=float, default=0, help="soak length (5; 2 quick)")
     return p.parse_args(argv)
 
 
@@ -349,6 +361,26 @@ def targets(results: dict[str, Any]) -> list[str]:
     return failed
 
 
+def other_targets(args: argparse.Namespace) -> list[str]:
+    """Run the event delivery and soak benchmarks (short forms with `--quick`); the
+    targets that failed, by part (each module prints and saves its own figures)."""
+    from bench import events, soak
+
+    failed = []
+    if not args.skip_events:
+        say("event delivery (bench.events):")
+        short = ["--events", "2000", "--rounds", "1", "--inserts", "500"] if args.quick else []
+        if events.main([*short, "--check"]):
+            failed.append("event delivery or capture (bench.events: see its FAIL lines)")
+    if not args.skip_soak:
+        minutes = args.soak_minutes or (2.0 if args.quick else 5.0)
+        say(f"soak ({minutes:g} minutes, bench.soak):")
+        warmup = ["--warmup", "30", "--subscribers", "200"] if args.quick else []
+        if soak.main(["--minutes", str(minutes), *warmup, "--check"]):
+            failed.append("soak (bench.soak: see its FAIL lines)")
+    return failed
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both parts; print, save, and with `--check` fail on a missed target."""
     args = parse_args(argv)
@@ -365,10 +397,12 @@ def main(argv: list[str] | None = None) -> int:
             results["replicas"] = replicas(admin, primary, replica, args, seconds)
             say("two sources (two root fields from one source, then one from each of two):")
             results["sources"] = two_sources(primary, replica, args, seconds)
-        n = args.tables or (1000 if args.quick else 10_000)
-        say(f"a big schema ({n} tables, relationships, 5 roles):")
-        results["big_schema"] = big_schema(admin, args, n)
+        if not args.skip_big:
+            n = args.tables or (1000 if args.quick else 10_000)
+            say(f"a big schema ({n} tables, relationships, 5 roles):")
+            results["big_schema"] = big_schema(admin, args, n)
     failed = targets(results)
+    failed += other_targets(args)
     if "replicas" in results:
         say(
             f"the replica took {results['replica_share']:.0%} of the primary's read "
