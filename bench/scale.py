@@ -314,6 +314,8 @@ def big_schema(admin: str, args: argparse.Namespace, n: int) -> dict[str, Any]:
         role = {"x-svc-role": "r2"}
         query = {"query": f"{{ {_table_name(n // 2)} {{ id prev {{ id }} }} }}"}
         out["next_request_s"], _ = _timed_post(server.url, query, role)
+        pids = tree(server.proc.pid)[1:] or [server.proc.pid]
+        out["rss_before_introspection_mb"] = max(status_kb(p, "VmRSS") / 1024 for p in pids)
         out["introspection_s"], _ = _timed_post(
             server.url, {"query": INTROSPECTION}, {"x-svc-role": "r3"}
         )
@@ -324,7 +326,8 @@ def big_schema(admin: str, args: argparse.Namespace, n: int) -> dict[str, Any]:
             f"  track_table {out['track_table_s'] * 1000:.0f} ms, next request of a role "
             f"{out['next_request_s'] * 1000:.0f} ms, first introspection of a role "
             f"{out['introspection_s'] * 1000:.0f} ms, RSS per process (max) "
-            f"{out['rss_per_worker_mb']:.0f} MB"
+            f"{out['rss_per_worker_mb']:.0f} MB ({out['rss_before_introspection_mb']:.0f} MB "
+            "before the introspection)"
         )
     finally:
         server.stop()
