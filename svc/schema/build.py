@@ -884,7 +884,7 @@ class SchemaBuilder:
         # by construction; `tests/test_schema_build.py` runs graphql-core's validation.
         schema = t.schema(query, mutation, subscription)
         if isinstance(schema.type_map, LazyTypeMap):
-            schema.type_map.finding(TypeFinder(self, schema.type_map.whole).find)
+            schema.type_map.finding(TypeFinder(self).find)
         schema.extensions[VIEW_KEY] = self.view
         return schema
 

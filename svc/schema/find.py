@@ -3,33 +3,38 @@
 A name is looked up (a variable's type, a fragment's type condition, `__type(name:)`) before
 or after the fields that reach it are read. `TypeFinder.find` answers the type only when
 the eager schema has it: it makes root fields and fills types reachable from the roots
-that can make it, in this order, and looks among the types made after each step:
+that can make it, and looks among the types made after each step:
 
 1. the types made so far (the builder's memo and custom scalars);
-2. a built-in scalar: `Int` when a table has a list field (`limit`), else as a scalar of a
-   column (4.), else in the whole schema (`Float` of an aggregate, `ID`);
-3. the tables the name can belong to (`<table>` or `<table>_…`, each `_` a split): their
+2. a built-in scalar: `Int` when a table has a list field (`limit`), the scalar of a
+   visible column, `Float` of an aggregate (`x_avg_fields`), one an action's types name;
+3. the fixed names: `order_by` and `cursor_ordering` through a table whose order or stream
+   cursor names them, the PostGIS inputs through a geometry or geography column;
+4. the tables the name can belong to (`<table>` or `<table>_…`, each `_` a split): their
    root fields made, their types filled until nothing new is made, and the main types of
    the tables with relationships to them (`x_aggregate_order_by` is made by the order of
    a table with an array relationship to `x`);
-4. a scalar's name or one of its expressions (`S`, `S_comparison_exp`, …): the object
+5. a scalar's name or one of its expressions (`S`, `S_comparison_exp`, …): the object
    types and boolean expressions of tables with a visible column of that scalar;
-5. the fixed names (`order_by`, …), and any name when the IR has functions or actions
-   (their argument and output types are not followed here): the whole schema, once.
+6. a computed field's `<function>_args`, through the tables that have it;
+7. the actions' custom types: the action types made by their root fields, filled until
+   none is new.
 
-Any other name (`__type(name: "nonsense")`) is None without filling anything, so that a
-request cannot make a role's whole schema by naming types.
+Any other name is None, and the whole schema is never made to look for a name: a request
+naming types (`__type(name: "nonsense")`, variables) makes at most the types of the tables,
+scalars and actions that name can belong to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLList, GraphQLNonNull
 
 from svc.ir.model import Ir, Table
 from svc.schema.lazy import LazyInputObjectType, LazyObjectType, filled
+from svc.schema.names import TABLE_TYPE_SUFFIXES
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
@@ -61,12 +66,10 @@ def _named(of: Any) -> Any:
 
 
 class TypeFinder:
-    """The lookups of one role's lazy schema (see the module docstring); `whole()` gives
-    every type (the fallback)."""
+    """The lookups of one role's lazy schema (see the module docstring)."""
 
-    def __init__(self, b: SchemaBuilder, whole: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, b: SchemaBuilder) -> None:
         self.b = b
-        self.whole = whole
         self._by_base: dict[str, Table] | None = None
         self._into: dict[Any, list[Table]] | None = None
         self._by_scalar: dict[str, list[Table]] | None = None
@@ -76,23 +79,29 @@ class TypeFinder:
         found = self._made(name)
         if found is not None:
             return found
-        if name in BUILTINS:
-            return self._builtin(name)
-        if name == "order_by":
-            return self._order_by()
-        tables = self._tables_of(name)
-        for table in tables:
+        for route in (
+            self._builtin,
+            self._fixed,
+            self._through_tables,
+            self._through_scalars,
+            self._through_computed,
+            self._through_actions,
+        ):
+            found = route(name)
+            if found is not None:
+                return found
+        return None
+
+    def _through_tables(self, name: str) -> Any | None:
+        for table in self._tables_of(name):
             found = self._through_table(table, name)
             if found is not None:
                 return found
-        scalar = self._scalar_of(name)
-        if scalar is not None:
-            found = self._through_scalar(scalar, name)
-            if found is not None:
-                return found
-        if self._followed_elsewhere(name):
-            return self.whole().get(name)
         return None
+
+    def _through_scalars(self, name: str) -> Any | None:
+        scalar = self._scalar_of(name)
+        return None if scalar is None else self._through_scalar(scalar, name)
 
     # -- what is made so far -----------------------------------------------------------
     def _made(self, name: str) -> Any | None:
@@ -102,19 +111,94 @@ class TypeFinder:
         return found
 
     def _builtin(self, name: str) -> Any | None:
-        """`Int` when a list field's `limit` has it; a scalar of a column; else looked for
-        in the whole schema (`Float` of an aggregate, `ID`)."""
+        """`Int` when a list field's `limit` has it; the scalar of a column; `Float` of an
+        aggregate (`x_avg_fields`); one an action's types name."""
+        if name not in BUILTINS:
+            return None
         b = self.b
         if name == "Int" and any(
             access.query_roots & _LIST_KINDS or access.subscription_roots & _LIST_KINDS
             for access in (b.view.table(t) for t in b.tables)
         ):
             return b.scalars["Int"]
-        if name in (self._scalars() or {}):
-            found = self._through_scalar(name, name)
-            if found is not None:
-                return found
-        return self.whole().get(name)
+        found = self._through_scalar(name, name) if name in self._scalars() else None
+        if found is None and name == "Float":
+            found = self._float_of_aggregates()
+        return found if found is not None else self._through_actions(name)
+
+    def _float_of_aggregates(self) -> Any | None:
+        b = self.b
+        for table in b.tables.values():
+            if not b.view.table(table.name).aggregations:
+                continue
+            self.ensure(table)
+            base = table.type_name()
+            self._fill(b.types.get(base + "_aggregate"))
+            self._fill(b.types.get(base + "_aggregate_fields"))
+            if base + "_avg_fields" in b.types:
+                return b.scalars["Float"]
+        return None
+
+    def _fixed(self, name: str) -> Any | None:
+        """`order_by`, `cursor_ordering` and the PostGIS inputs, through a table that
+        names them."""
+        b = self.b
+        if name == "order_by":
+            for table in b.tables.values():
+                self.ensure(table)
+                if table.type_name("_order_by") in b.types and b.cols(table):
+                    return b.order_by
+        elif name == "cursor_ordering":
+            for table in b.tables.values():
+                self.ensure(table)
+                self._fill(b.types.get(table.type_name("_stream_cursor_input")))
+                found = b.types.get(name)
+                if found is not None:
+                    return found
+        elif name in _POSTGIS_INPUTS:
+            scalar = _POSTGIS_INPUTS[name]
+            return self._through_scalar(scalar, name) if scalar in self._scalars() else None
+        return None
+
+    def _through_computed(self, name: str) -> Any | None:
+        """`<function>_args` of a computed field: through the tables that have it."""
+        if not name.endswith("_args"):
+            return None
+        for table in self.b.tables.values():
+            if any(f"{cf.function.name}_args" == name for cf in table.computed_fields):
+                self.ensure(table)
+                base = table.type_name()
+                self._fill(self.b.types.get(base))
+                self._fill(self.b.types.get(base + "_bool_exp"))
+                found = self._made(name)
+                if found is not None:
+                    return found
+        return None
+
+    def _through_actions(self, name: str) -> Any | None:
+        """A custom type of the actions (or a built-in scalar they name): the action types
+        made so far filled until none is new (the action root fields made them)."""
+        actions = self.b.ir.actions
+        if actions is None:
+            return None
+        kinds = actions.types.type_names()
+        if name not in kinds and name not in BUILTINS:
+            return None
+        while True:
+            todo = [t for n, t in list(self.b.types.items()) if n in kinds and type(t) in _LAZY]
+            for t in todo:
+                filled(t)
+            if not todo:
+                break
+        if name not in BUILTINS:
+            return self._made(name)
+        for n in kinds:
+            t = self.b.types.get(n)
+            for f in getattr(t, "fields", {}).values():
+                for of in (f.type, *(a.type for a in getattr(f, "args", {}).values())):
+                    if _named(of).name == name:
+                        return _named(of)
+        return None
 
     def ensure(self, table: Table) -> None:
         """Make the root fields of `table` the roots have (their types made, empty)."""
@@ -122,13 +206,6 @@ class TypeFinder:
         for root in self.b.roots:
             for kind in _NAME_KINDS:
                 root.fields.get(getattr(rf, kind))
-
-    def _order_by(self) -> Any | None:
-        """The enum `order_by`, named by the order type of any table with a column."""
-        for table in self.b.tables.values():
-            if table.type_name("_order_by") in self.b.types and self.b.cols(table):
-                return self.b.order_by
-        return self.whole().get("order_by")
 
     # -- tables ----------------------------------------------------------------------------
     def _tables_of(self, name: str) -> list[Table]:
@@ -141,7 +218,7 @@ class TypeFinder:
         at = name.find("_", 1)
         while at > 0:
             table = self._by_base.get(name[:at])
-            if table is not None:
+            if table is not None and _table_suffix(name[at + 1 :]):
                 out.append(table)
             at = name.find("_", at + 1)
         return out
@@ -154,22 +231,19 @@ class TypeFinder:
             return found
         for source in self._into_table(table):
             self.ensure(source)
-            base = source.type_name()
-            for suffix in ("", "_bool_exp", "_order_by", "_insert_input"):
-                self._fill(self.b.types.get(base + suffix))
+            self._fill_own(source)
         self._fill_own(table)
         return self._made(name)
 
     def _fill_own(self, table: Table) -> None:
-        """Fill the types of `table` made so far, and those they make, until none is new."""
+        """Fill the types of `table` made so far (its names: `TABLE_TYPE_SUFFIXES`, which
+        `tests/test_schema_build.py` keeps complete), and those they make, until none is
+        new."""
         base = table.type_name()
-        prefix = base + "_"
+        names = [base, *(f"{base}_{suffix}" for suffix in TABLE_TYPE_SUFFIXES)]
+        types = self.b.types
         while True:
-            todo = [
-                t
-                for n, t in list(self.b.types.items())
-                if type(t) in _LAZY and (n == base or n.startswith(prefix))
-            ]
+            todo = [t for t in (types.get(n) for n in names) if type(t) in _LAZY]
             if not todo:
                 return
             for t in todo:
@@ -241,19 +315,20 @@ class TypeFinder:
             if type(of) in _LAZY and of.name.endswith("_comparison_exp"):
                 filled(of)
 
-    # -- the rest ----------------------------------------------------------------------------
-    def _followed_elsewhere(self, name: str) -> bool:
-        """Whether `name` may be a type this finder does not follow (then the whole schema
-        is made to look for it): `order_by` and the other fixed names, functions' and
-        actions' types, PostGIS inputs."""
-        b = self.b
-        return name in BUILTINS or name in FIXED_NAMES or bool(b.ir.functions) or bool(b.ir.actions)
+
+def _table_suffix(suffix: str) -> bool:
+    """Whether `<table>_<suffix>` may be a type of the table: a suffix of
+    `TABLE_TYPE_SUFFIXES`, or an aggregation predicate's columns enum
+    (`<table>_select_column_<table>_aggregate_bool_exp_<op>_arguments_columns`,
+    `svc.ir.agg_predicates.arguments_enum`)."""
+    return suffix in TABLE_TYPE_SUFFIXES or (
+        suffix.startswith("select_column_") and suffix.endswith("_arguments_columns")
+    )
 
 
 # Types made once per schema, not per table or scalar.
-FIXED_NAMES = frozenset(
-    {"order_by", "cursor_ordering", "st_d_within_input", "st_d_within_geography_input"}
-)
+_POSTGIS_INPUTS = {"st_d_within_input": "geometry", "st_d_within_geography_input": "geography"}
+FIXED_NAMES = frozenset({"order_by", "cursor_ordering", *_POSTGIS_INPUTS})
 _ROOTS = frozenset({"query_root", "mutation_root", "subscription_root"})
 
 
