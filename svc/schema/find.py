@@ -17,7 +17,9 @@ that can make it, and looks among the types made after each step:
 5. a scalar's name or one of its expressions (`S`, `S_comparison_exp`, …): the object
    types and boolean expressions of tables with a visible column of that scalar;
 6. a computed field's `<function>_args`, through the tables that have it;
-7. the actions' custom types: the action types made by their root fields, filled until
+7. an enum table's `<enum>_enum` (and its comparison expression), through the tables
+   with a column referencing it;
+8. the actions' custom types: the action types made by their root fields, filled until
    none is new.
 
 Any other name is None, and the whole schema is never made to look for a name: a request
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLList, GraphQLNonNull
 
+from svc.ir.enums import enum_references, enum_type_name
 from svc.ir.model import Ir, Table
 from svc.schema.lazy import LazyInputObjectType, LazyObjectType, filled
 from svc.schema.names import TABLE_TYPE_SUFFIXES
@@ -85,6 +88,7 @@ class TypeFinder:
             self._through_tables,
             self._through_scalars,
             self._through_computed,
+            self._through_enums,
             self._through_actions,
         ):
             found = route(name)
@@ -173,6 +177,25 @@ class TypeFinder:
                 found = self._made(name)
                 if found is not None:
                     return found
+        return None
+
+    def _through_enums(self, name: str) -> Any | None:
+        """An enum table's `<enum>_enum` or its comparison expression: through the tables
+        with a column referencing it (`svc.schema.enums`: made from the IR, whether or not
+        the role may select the enum table)."""
+        enum = name.removesuffix("_comparison_exp")
+        if not enum.endswith("_enum"):
+            return None
+        for table_name, columns in enum_references(self.b.ir).items():
+            table = self.b.tables.get(table_name)
+            if table is None or not any(enum_type_name(e) == enum for e in columns.values()):
+                continue
+            self.ensure(table)
+            self._fill_own(table)
+            self._fill_comparisons(self.b.types.get(table.type_name("_bool_exp")))
+            found = self._made(name)
+            if found is not None:
+                return found
         return None
 
     def _through_actions(self, name: str) -> Any | None:
@@ -307,8 +330,10 @@ class TypeFinder:
         return None
 
     def _fill_comparisons(self, t: Any) -> None:
-        """Fill the comparison expressions a filled boolean expression names (their
-        `_cast_exp`s are made then)."""
+        """Fill the comparison expressions a boolean expression names (their `_cast_exp`s
+        are made then); nothing for None."""
+        if t is None:
+            return
         fields: Iterable[Any] = t.fields.values()
         for field in fields:
             of = _named(field.type)
