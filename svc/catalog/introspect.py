@@ -10,99 +10,160 @@ from __future__ import annotations
 import msgspec
 
 INTROSPECTION_SQL = r"""
+WITH rel AS MATERIALIZED (
+  SELECT c.oid, n.nspname, c.relname, c.relkind
+  FROM pg_class c
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p')
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'hdb_catalog')
+    AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+),
+con AS MATERIALIZED (
+  SELECT k.oid, k.conrelid, k.confrelid, k.conname, k.contype, k.conkey, k.confkey
+  FROM rel r JOIN pg_constraint k ON k.conrelid = r.oid
+  WHERE k.contype IN ('p', 'u', 'f')
+),
+att AS MATERIALIZED (
+  SELECT a.attrelid, a.attnum, a.attname, a.atttypid, a.attnotnull, a.atthasdef,
+    a.attidentity, a.attgenerated
+  FROM pg_attribute a
+  WHERE a.attrelid IN (SELECT oid FROM rel UNION SELECT confrelid FROM con)
+    AND a.attnum > 0 AND NOT a.attisdropped
+),
+col AS (
+  SELECT a.attrelid AS oid, json_agg(json_build_object(
+      'name', a.attname, 'attnum', a.attnum,
+      'type', format_type(a.atttypid, NULL),
+      'type_name', ty.typname,
+      'type_schema', tn.nspname,
+      'type_kind', ty.typtype,
+      'type_category', ty.typcategory,
+      'elem_type_name', et.typname,
+      'nullable', NOT a.attnotnull,
+      'has_default', a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+      'generated', a.attgenerated <> '' OR a.attidentity = 'a',
+      'comment', d.description
+    ) ORDER BY a.attnum) AS columns
+  FROM rel r
+  JOIN att a ON a.attrelid = r.oid
+  JOIN pg_type ty ON ty.oid = a.atttypid
+  JOIN pg_namespace tn ON tn.oid = ty.typnamespace
+  LEFT JOIN pg_type et ON et.oid = ty.typelem AND ty.typcategory = 'A'
+  LEFT JOIN pg_description d ON d.objoid = a.attrelid
+    AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
+  GROUP BY a.attrelid
+),
+con_key AS (
+  SELECT u.con, u.referenced, json_agg(a.attname ORDER BY u.ord) AS columns
+  FROM (
+    SELECT k.oid AS con, false AS referenced, k.conrelid AS relid, u.attnum, u.ord
+    FROM con k CROSS JOIN LATERAL unnest(k.conkey) WITH ORDINALITY AS u(attnum, ord)
+    UNION ALL
+    SELECT k.oid, true, k.confrelid, u.attnum, u.ord
+    FROM con k CROSS JOIN LATERAL unnest(k.confkey) WITH ORDINALITY AS u(attnum, ord)
+    WHERE k.contype = 'f'
+  ) u
+  JOIN att a ON a.attrelid = u.relid AND a.attnum = u.attnum
+  GROUP BY u.con, u.referenced
+),
+uniq AS (
+  SELECT k.conrelid AS oid, json_agg(json_build_object(
+      'name', k.conname, 'kind', k.contype, 'columns', kc.columns
+    ) ORDER BY k.conname) AS constraints
+  FROM con k
+  LEFT JOIN con_key kc ON kc.con = k.oid AND NOT kc.referenced
+  WHERE k.contype IN ('p', 'u')
+  GROUP BY k.conrelid
+),
+fkey AS (
+  SELECT k.conrelid AS oid, json_agg(json_build_object(
+      'name', k.conname,
+      'ref_schema', rn.nspname, 'ref_table', rc.relname,
+      'columns', kc.columns, 'ref_columns', kr.columns
+    ) ORDER BY k.conname) AS foreign_keys
+  FROM con k
+  JOIN pg_class rc ON rc.oid = k.confrelid
+  JOIN pg_namespace rn ON rn.oid = rc.relnamespace
+  LEFT JOIN con_key kc ON kc.con = k.oid AND NOT kc.referenced
+  LEFT JOIN con_key kr ON kr.con = k.oid AND kr.referenced
+  WHERE k.contype = 'f'
+  GROUP BY k.conrelid
+),
+uidx AS (
+  SELECT i.indrelid AS oid, json_agg(json_build_object(
+      'name', ic.relname,
+      'columns', (SELECT json_agg(a.attname ORDER BY u.ord)
+                  FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS u(attnum, ord)
+                  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum)
+    ) ORDER BY ic.relname) AS unique_indexes
+  FROM rel r
+  JOIN pg_index i ON i.indrelid = r.oid
+  JOIN pg_class ic ON ic.oid = i.indexrelid
+  WHERE i.indisunique AND i.indpred IS NULL
+    AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+    AND 0 <> ALL (i.indkey::int2[])
+  GROUP BY i.indrelid
+),
+fn AS MATERIALIZED (
+  SELECT p.oid, n.nspname, p.proname, p.provolatile, p.proretset, p.prorettype,
+    p.proargnames, p.proargtypes, p.proargmodes, p.pronargdefaults
+  FROM pg_proc p
+  JOIN pg_namespace n ON n.oid = p.pronamespace
+  WHERE p.prokind = 'f'
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'hdb_catalog')
+    AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+),
+fn_arg AS (
+  SELECT f.oid,
+    json_agg(format_type(u.t, NULL) ORDER BY u.o) AS types,
+    json_agg(at.typname ORDER BY u.o) AS type_names,
+    json_agg(atn.nspname ORDER BY u.o) AS type_schemas
+  FROM fn f
+  CROSS JOIN LATERAL unnest(f.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)
+  JOIN pg_type at ON at.oid = u.t
+  JOIN pg_namespace atn ON atn.oid = at.typnamespace
+  GROUP BY f.oid
+)
 SELECT json_build_object(
   'tables', coalesce((
     SELECT json_agg(json_build_object(
-      'oid', c.oid::int8, 'schema', n.nspname, 'name', c.relname, 'kind', c.relkind,
-      'comment', obj_description(c.oid, 'pg_class'),
-      'updatable', pg_relation_is_updatable(c.oid, true),
-      'columns', coalesce((
-        SELECT json_agg(json_build_object(
-          'name', a.attname, 'attnum', a.attnum,
-          'type', format_type(a.atttypid, NULL),
-          'type_name', ty.typname,
-          'type_schema', tn.nspname,
-          'type_kind', ty.typtype,
-          'type_category', ty.typcategory,
-          'elem_type_name', et.typname,
-          'nullable', NOT a.attnotnull,
-          'has_default', a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
-          'generated', a.attgenerated <> '' OR a.attidentity = 'a',
-          'comment', col_description(c.oid, a.attnum)
-        ) ORDER BY a.attnum)
-        FROM pg_attribute a
-        JOIN pg_type ty ON ty.oid = a.atttypid
-        JOIN pg_namespace tn ON tn.oid = ty.typnamespace
-        LEFT JOIN pg_type et ON et.oid = ty.typelem AND ty.typcategory = 'A'
-        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'),
-      'constraints', coalesce((
-        SELECT json_agg(json_build_object(
-          'name', k.conname, 'kind', k.contype,
-          'columns', (SELECT json_agg(a.attname ORDER BY u.ord)
-                      FROM unnest(k.conkey) WITH ORDINALITY AS u(attnum, ord)
-                      JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.attnum)
-        ) ORDER BY k.conname)
-        FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype IN ('p', 'u')), '[]'),
-      'unique_indexes', coalesce((
-        SELECT json_agg(json_build_object(
-          'name', ic.relname,
-          'columns', (SELECT json_agg(a.attname ORDER BY u.ord)
-                      FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS u(attnum, ord)
-                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum)
-        ) ORDER BY ic.relname)
-        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-        WHERE i.indrelid = c.oid AND i.indisunique AND i.indpred IS NULL
-          AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
-          AND 0 <> ALL (i.indkey::int2[])), '[]'),
-      'foreign_keys', coalesce((
-        SELECT json_agg(json_build_object(
-          'name', k.conname,
-          'ref_schema', rn.nspname, 'ref_table', rc.relname,
-          'columns', (SELECT json_agg(a.attname ORDER BY u.ord)
-                      FROM unnest(k.conkey) WITH ORDINALITY AS u(attnum, ord)
-                      JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.attnum),
-          'ref_columns', (SELECT json_agg(a.attname ORDER BY u.ord)
-                      FROM unnest(k.confkey) WITH ORDINALITY AS u(attnum, ord)
-                      JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.attnum)
-        ) ORDER BY k.conname)
-        FROM pg_constraint k
-        JOIN pg_class rc ON rc.oid = k.confrelid
-        JOIN pg_namespace rn ON rn.oid = rc.relnamespace
-        WHERE k.conrelid = c.oid AND k.contype = 'f'), '[]')
-    ) ORDER BY n.nspname, c.relname)
-    FROM pg_class c
-    JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p')
-      AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'hdb_catalog')
-      AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+      'oid', r.oid::int8, 'schema', r.nspname, 'name', r.relname, 'kind', r.relkind,
+      'comment', td.description,
+      'updatable', CASE WHEN r.relkind IN ('r', 'p') THEN 28
+                        ELSE pg_relation_is_updatable(r.oid, true) END,
+      'columns', coalesce(col.columns, '[]'),
+      'constraints', coalesce(uniq.constraints, '[]'),
+      'unique_indexes', coalesce(uidx.unique_indexes, '[]'),
+      'foreign_keys', coalesce(fkey.foreign_keys, '[]')
+    ) ORDER BY r.nspname, r.relname)
+    FROM rel r
+    LEFT JOIN pg_description td ON td.objoid = r.oid
+      AND td.classoid = 'pg_catalog.pg_class'::regclass AND td.objsubid = 0
+    LEFT JOIN col ON col.oid = r.oid
+    LEFT JOIN uniq ON uniq.oid = r.oid
+    LEFT JOIN uidx ON uidx.oid = r.oid
+    LEFT JOIN fkey ON fkey.oid = r.oid
   ), '[]'),
   'functions', coalesce((
     SELECT json_agg(json_build_object(
-      'schema', n.nspname, 'name', p.proname, 'volatility', p.provolatile,
-      'returns_set', p.proretset, 'return_type', format_type(p.prorettype, NULL),
+      'schema', f.nspname, 'name', f.proname, 'volatility', f.provolatile,
+      'returns_set', f.proretset, 'return_type', format_type(f.prorettype, NULL),
       'return_type_name', rt.typname, 'return_type_schema', rtn.nspname,
       'return_type_kind', rt.typtype,
-      'arg_names', coalesce(to_json(p.proargnames), '[]'),
-      'arg_types', coalesce((SELECT json_agg(format_type(t, NULL) ORDER BY o)
-                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)), '[]'),
-      'arg_type_names', coalesce((SELECT json_agg(at.typname ORDER BY o)
-                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)
-                    JOIN pg_type at ON at.oid = u.t), '[]'),
-      'arg_type_schemas', coalesce((SELECT json_agg(atn.nspname ORDER BY o)
-                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o)
-                    JOIN pg_type at ON at.oid = u.t
-                    JOIN pg_namespace atn ON atn.oid = at.typnamespace), '[]'),
-      'arg_modes', coalesce(to_json(p.proargmodes), '[]'),
-      'defaults', p.pronargdefaults,
-      'comment', obj_description(p.oid, 'pg_proc')
-    ) ORDER BY n.nspname, p.proname)
-    FROM pg_proc p
-    JOIN pg_namespace n ON n.oid = p.pronamespace
-    JOIN pg_type rt ON rt.oid = p.prorettype
+      'arg_names', coalesce(to_json(f.proargnames), '[]'),
+      'arg_types', coalesce(fa.types, '[]'),
+      'arg_type_names', coalesce(fa.type_names, '[]'),
+      'arg_type_schemas', coalesce(fa.type_schemas, '[]'),
+      'arg_modes', coalesce(to_json(f.proargmodes), '[]'),
+      'defaults', f.pronargdefaults,
+      'comment', fd.description
+    ) ORDER BY f.nspname, f.proname, f.oid)
+    FROM fn f
+    JOIN pg_type rt ON rt.oid = f.prorettype
     JOIN pg_namespace rtn ON rtn.oid = rt.typnamespace
-    WHERE p.prokind = 'f'
-      AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'hdb_catalog')
-      AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+    LEFT JOIN fn_arg fa ON fa.oid = f.oid
+    LEFT JOIN pg_description fd ON fd.objoid = f.oid
+      AND fd.classoid = 'pg_catalog.pg_proc'::regclass AND fd.objsubid = 0
   ), '[]')
 )::text
 """
