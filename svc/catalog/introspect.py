@@ -1,8 +1,19 @@
 """One query that describes every user table, view and function, and its decoded model.
 
 `INTROSPECTION_SQL` returns a single JSON text (one row, one column); `decode_catalog`
-turns it into a frozen `DbCatalog`. Columns are listed in attribute order, constraint
-columns in key order.
+turns it into a frozen `DbCatalog`. Tables are listed by (schema, name), columns in
+attribute order, constraints, unique indexes and foreign keys by name, their columns in
+key order, functions by (schema, name, oid).
+
+The statement is set-based (ARCHITECTURE.md "Catalog introspection"): every part is a CTE
+joining whole catalogs and grouped by relation, never a subquery per table, so it stays
+linear in the number of tables and its estimated cost below `jit_above_cost`. Reported:
+relations of kinds `r v m f p` and functions of kind `f` outside `pg_catalog`,
+`information_schema`, `hdb_catalog` and the toast/temp schemas; `updatable` is
+`pg_relation_is_updatable(oid, true)`, called for views and foreign tables only (a table's
+answer is always 28: insert, update and delete, Postgres's `relation_is_updatable`); a
+unique index is reported when it has no expression, no predicate and backs no constraint
+(not even as a foreign key's referenced index).
 """
 
 from __future__ import annotations
@@ -10,6 +21,7 @@ from __future__ import annotations
 import msgspec
 
 INTROSPECTION_SQL = r"""
+-- the reported relations; every other part joins to them
 WITH rel AS MATERIALIZED (
   SELECT c.oid, n.nspname, c.relname, c.relkind
   FROM pg_class c
@@ -23,6 +35,7 @@ con AS MATERIALIZED (
   FROM rel r JOIN pg_constraint k ON k.conrelid = r.oid
   WHERE k.contype IN ('p', 'u', 'f')
 ),
+-- live user columns of the relations and of the tables their foreign keys reference
 att AS MATERIALIZED (
   SELECT a.attrelid, a.attnum, a.attname, a.atttypid, a.attnotnull, a.atthasdef,
     a.attidentity, a.attgenerated
@@ -53,6 +66,7 @@ col AS (
     AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
   GROUP BY a.attrelid
 ),
+-- the column names of every key, its own (`referenced` false) and a foreign key's target's
 con_key AS (
   SELECT u.con, u.referenced, json_agg(a.attname ORDER BY u.ord) AS columns
   FROM (
@@ -89,6 +103,7 @@ fkey AS (
   WHERE k.contype = 'f'
   GROUP BY k.conrelid
 ),
+-- a unique index backing no constraint is rare: its columns are looked up per index
 uidx AS (
   SELECT i.indrelid AS oid, json_agg(json_build_object(
       'name', ic.relname,
@@ -129,6 +144,7 @@ SELECT json_build_object(
     SELECT json_agg(json_build_object(
       'oid', r.oid::int8, 'schema', r.nspname, 'name', r.relname, 'kind', r.relkind,
       'comment', td.description,
+      -- a table is always updatable (28); the function opens and locks the relation
       'updatable', CASE WHEN r.relkind IN ('r', 'p') THEN 28
                         ELSE pg_relation_is_updatable(r.oid, true) END,
       'columns', coalesce(col.columns, '[]'),
