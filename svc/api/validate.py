@@ -65,7 +65,6 @@ from svc.api.variable_positions import ReferenceVariablePositionRule
 Rule = type[ASTValidationRule]
 
 
-
 class LookupTypeNamesRule(KnownTypeNamesRule):
     """graphql-core's `KnownTypeNamesRule`, but each named type is looked up in the type
     map rather than the map listed first: a lazy schema's map (`svc.schema.lazy`) finds
