@@ -165,6 +165,8 @@ class SchemaBuilder:
         self._mutation_groups: dict[QualifiedName, dict[str, GraphQLField]] = {}
         self._mutation_types: MutationTypes | None = None
         self._stream_groups: dict[QualifiedName, GraphQLField] = {}
+        self._shared: dict[str, dict[str, GraphQLField]] = {}
+        self._roots_made: tuple[dict[str, GraphQLField], dict[str, GraphQLField]] | None = None
 
     # -- what the role may see ------------------------------------------------------------
     def cols(self, table: Table) -> tuple[Column, ...]:
@@ -708,6 +710,8 @@ class SchemaBuilder:
         `buildTableQueryAndSubscriptionFields`), then functions and actions in both; the
         query root gets `no_queries_available` when it would be empty, the subscription
         root `x_stream` fields (when `streaming`) and nothing else."""
+        if self._roots_made is not None:
+            return self._roots_made
         query: dict[str, GraphQLField] = {}
         subscription: dict[str, GraphQLField] = {}
         for table in sorted(self.tables.values(), key=lambda t: t.gql_name):
@@ -717,10 +721,7 @@ class SchemaBuilder:
                     query[name] = f
                 if kind in access.subscription_roots:
                     subscription[name] = f
-        shared = {
-            **self.function_fields("query"),
-            **ActionTypes(self).fields("query"),
-        }
+        shared = self.shared_fields("query")
         query.update(shared)
         subscription.update(shared)
         if self.groups:
@@ -729,7 +730,19 @@ class SchemaBuilder:
             query["no_queries_available"] = self.t.field(self.nn(GraphQLString))
         if self.streaming:
             subscription.update(stream_fields(self, subscription))
+        self._roots_made = query, subscription
         return query, subscription
+
+    def shared_fields(self, operation: str) -> dict[str, GraphQLField]:
+        """The functions and actions of `operation` (`query`: also in the subscription
+        root; `mutation`), made once."""
+        found = self._shared.get(operation)
+        if found is None:
+            found = self._shared[operation] = {
+                **self.function_fields(operation),
+                **ActionTypes(self).fields(operation),
+            }
+        return found
 
     def _table_query_fields(self, table: Table) -> tuple[tuple[str, str, GraphQLField], ...]:
         """`(kind, name, field)` of the select kinds `table` has in either root (made once
@@ -836,8 +849,7 @@ class SchemaBuilder:
         tables = [t for t in self.ir.tables.values() if t.gql_name]
         for table in sorted(tables, key=lambda t: t.gql_name):
             fields.update(self.mutation_group(table))
-        fields.update(self.function_fields("mutation"))
-        fields.update(ActionTypes(self).fields("mutation"))
+        fields.update(self.shared_fields("mutation"))
         return fields
 
     def mutation_group(self, table: Table) -> dict[str, GraphQLField]:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLField
 
 from svc.ir.model import Ir, Table
-from svc.schema.actions import ActionTypes
 from svc.schema.lazy import LazyDict
 
 if TYPE_CHECKING:
@@ -83,27 +82,15 @@ class _LazyRoots:
     def __init__(self, b: SchemaBuilder) -> None:
         self.b = b
         self.index = root_name_index(b.ir)
-        self._shared: dict[str, GraphQLField] | None = None
-        self._shared_mutation: dict[str, GraphQLField] | None = None
 
     # -- what exists ------------------------------------------------------------------------
     def shared(self) -> dict[str, GraphQLField]:
         """Functions and actions, in the query and subscription roots."""
-        if self._shared is None:
-            self._shared = {
-                **self.b.function_fields("query"),
-                **ActionTypes(self.b).fields("query"),
-            }
-        return self._shared
+        return self.b.shared_fields("query")
 
     def shared_mutation(self) -> dict[str, GraphQLField]:
         """Functions exposed as mutations and mutation actions."""
-        if self._shared_mutation is None:
-            self._shared_mutation = {
-                **self.b.function_fields("mutation"),
-                **ActionTypes(self.b).fields("mutation"),
-            }
-        return self._shared_mutation
+        return self.b.shared_fields("mutation")
 
     def has_query(self) -> bool:
         return bool(self.shared()) or any(
