@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -59,6 +59,8 @@ from svc.metadata.names import is_graphql_name
 from svc.metadata.remote_schemas import is_to_source, remote_schemas, remote_sdls
 from svc.metadata.sources import view_source
 from svc.session_vars import is_admin
+
+V = TypeVar("V")
 
 
 def scalar_name(col: DbColumn) -> str:
@@ -165,12 +167,13 @@ class _Run:
         # redone.
         self.first = _reach(self.changed, cache.dependents, entries)
         self.second = self.first  # and those whose permissions read a changed shape
+        self.pool: dict[Any, Any] = {}  # equal parts built in this run, shared (`_share`)
 
     def builds(self) -> dict[QualifiedName, TableBuild]:
         """Every table's build, in document order."""
         old, entries, dbs = self.old, self.entries, self.dbs
         bases = {
-            name: _base(entry, dbs[name], old.get(name), self.source)
+            name: _base(entry, dbs[name], old.get(name), self.source, self.pool)
             if name in self.first
             else old[name].base
             for name, entry in entries.items()
@@ -194,7 +197,7 @@ class _Run:
                 builds[name] = _kept(prev, entry, db)
                 continue
             rels, computed = early[name] if name in early else _stages(prev)
-            perms = _permission_stage(entry, bases[name], shapes, prev)
+            perms = _permission_stage(entry, bases[name], shapes, prev, self.pool)
             table = _final(bases[name], rels[0], computed[0], perms[0], prev)
             builds[name] = TableBuild(
                 entry, db, bases[name], *rels, *computed, shapes[name], *perms, table=table
@@ -338,7 +341,11 @@ def _resolved(
 
 
 def _base(
-    entry: TableEntry, db: DbTable, prev: TableBuild | None, source: str = DEFAULT_SOURCE
+    entry: TableEntry,
+    db: DbTable,
+    prev: TableBuild | None,
+    source: str = DEFAULT_SOURCE,
+    pool: dict[Any, Any] | None = None,
 ) -> Table:
     """The table without relationships, computed fields and permissions: it depends only
     on the entry's configuration and the catalog table."""
@@ -349,7 +356,19 @@ def _base(
         and same(prev.db, db)
     ):
         return prev.base
-    return _table(entry, db, source)
+    return _table(entry, db, source, pool)
+
+
+def _share(pool: dict[Any, Any] | None, key: Any, value: V) -> V:
+    """The object equal to `value` built first in this run under `key` (so the IR of
+    thousands of alike tables holds one column `id integer`, one permission of a role
+    over `(id, name)`), else `value`, now the one kept. `key` is hashable and equal only
+    for equal values; the found object is checked equal, so sharing never changes a value.
+    IR parts are never changed once built, which makes sharing them safe."""
+    if pool is None:
+        return value
+    found = pool.setdefault(key, value)
+    return found if found is value or found == value else value
 
 
 def _relationship_stage(
@@ -446,6 +465,7 @@ def _permission_stage(
     base: Table,
     shapes: dict[QualifiedName, TableShape],
     prev: TableBuild | None,
+    pool: dict[Any, Any] | None = None,
 ) -> _Stage:
     """Permissions read the table's columns and the shapes of every table their filters
     reach (its own included)."""
@@ -463,7 +483,7 @@ def _permission_stage(
     resolver = FilterResolver(seen)
     found: list[Inconsistency] = []
     perms = {
-        f"{kind}_permissions": _permissions(kind, entry, base, resolver, found)
+        f"{kind}_permissions": _permissions(kind, entry, base, resolver, found, pool)
         for kind in PERMISSION_KINDS
     }
     return perms, tuple(found), seen.record()
@@ -506,6 +526,7 @@ def _permissions(
     table: Table,
     resolver: FilterResolver,
     issues: list[Inconsistency],
+    pool: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     all_columns = tuple(c.name for c in table.columns)
@@ -518,7 +539,9 @@ def _permissions(
                     ErrorCode.CONSTRAINT_VIOLATION, "cannot define permission for admin role"
                 )
             permission_error(item.permission)  # a key svc cannot honour: not served
-            out[role] = make(role, item.permission, all_columns, table.name, resolver)
+            made = make(role, item.permission, all_columns, table.name, resolver)
+            # `repr` tells apart what `==` would not (`1` and `True`, a name and a dict).
+            out[role] = _share(pool, (kind, repr(made)), made)
         except SvcError as exc:
             issues.append(
                 Inconsistency(
@@ -602,7 +625,12 @@ def _functions(
     return out
 
 
-def _table(entry: TableEntry, db: DbTable, source: str = DEFAULT_SOURCE) -> Table:
+def _table(
+    entry: TableEntry,
+    db: DbTable,
+    source: str = DEFAULT_SOURCE,
+    pool: dict[Any, Any] | None = None,
+) -> Table:
     config = entry.configuration
     custom_columns: dict[str, str] = {}
     comments: dict[str, str] = {}  # `column_config.<column>.comment`: the field's description
@@ -617,20 +645,23 @@ def _table(entry: TableEntry, db: DbTable, source: str = DEFAULT_SOURCE) -> Tabl
     if not is_graphql_name(gql_name):
         gql_name = ""  # tracked, but absent from GraphQL until given a custom_name (Hasura)
     columns = tuple(
-        Column(
-            name=c.name,
-            gql_name=custom_columns.get(c.name, c.name),
-            pg_type=_cast_type(c),
-            type_name=c.type_name,
-            scalar=scalar_name(c),
-            nullable=c.nullable,
-            has_default=c.has_default,
-            is_array=c.type_category == "A",
-            comment=comments.get(c.name, c.comment),
-            elem_scalar=_elem_scalar(c),
+        _share(pool, column, column)  # Columns are hashable, their fields plain
+        for column in (
+            Column(
+                name=c.name,
+                gql_name=custom_columns.get(c.name, c.name),
+                pg_type=_cast_type(c),
+                type_name=c.type_name,
+                scalar=scalar_name(c),
+                nullable=c.nullable,
+                has_default=c.has_default,
+                is_array=c.type_category == "A",
+                comment=comments.get(c.name, c.comment),
+                elem_scalar=_elem_scalar(c),
+            )
+            for c in db.columns
+            if is_graphql_name(custom_columns.get(c.name, c.name))
         )
-        for c in db.columns
-        if is_graphql_name(custom_columns.get(c.name, c.name))
     )
     pk = next((k.columns for k in db.constraints if k.kind == "p"), ())
     uniques = tuple((k.name, k.columns) for k in db.constraints)
