@@ -111,12 +111,19 @@ uidx AS (
                   FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS u(attnum, ord)
                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum)
     ) ORDER BY ic.relname) AS unique_indexes
-  FROM rel r
-  JOIN pg_index i ON i.indrelid = r.oid
+  FROM pg_index i
   JOIN pg_class ic ON ic.oid = i.indexrelid
+  -- the table's schema through pg_class (an index lookup per index), not `rel`: right
+  -- after many tables are created the catalogs' statistics are stale, and a join with
+  -- `rel` estimated at one row became a nested loop over every table (10 s at 10,000)
+  JOIN pg_class tc ON tc.oid = i.indrelid
+  JOIN pg_namespace tn ON tn.oid = tc.relnamespace
   WHERE i.indisunique AND i.indpred IS NULL
     AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
     AND 0 <> ALL (i.indkey::int2[])
+    AND tc.relkind IN ('r', 'v', 'm', 'f', 'p')
+    AND tn.nspname NOT IN ('pg_catalog', 'information_schema', 'hdb_catalog')
+    AND tn.nspname NOT LIKE 'pg\_toast%' AND tn.nspname NOT LIKE 'pg\_temp%'
   GROUP BY i.indrelid
 ),
 fn AS MATERIALIZED (
