@@ -6,7 +6,7 @@ the `Table` objects that the change did not affect (`svc.ir.cache`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from svc.errors import ErrorCode
@@ -195,6 +195,10 @@ class RootFields:
     update_many: str
     delete: str
     delete_by_pk: str
+
+
+#: Every kind of table root field, in `RootFields`' order (`select`, …, `delete_by_pk`).
+ROOT_FIELD_KINDS: tuple[str, ...] = tuple(f.name for f in fields(RootFields))
 
 
 def default_root_fields(base: str) -> RootFields:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLList, GraphQLNonNull
 
 from svc.ir.enums import enum_references, enum_type_name
-from svc.ir.model import Ir, Table
+from svc.ir.model import ROOT_FIELD_KINDS, Ir, Table
 from svc.schema.lazy import LazyInputObjectType, LazyObjectType, filled
 from svc.schema.names import TABLE_TYPE_SUFFIXES
 
@@ -45,19 +45,7 @@ if TYPE_CHECKING:
 _LAZY = (LazyObjectType, LazyInputObjectType)
 _WRAPPERS = (GraphQLList, GraphQLNonNull)
 _LIST_KINDS = frozenset({"select", "select_aggregate"})
-_NAME_KINDS = (
-    "select",
-    "select_by_pk",
-    "select_aggregate",
-    "select_stream",
-    "insert",
-    "insert_one",
-    "update",
-    "update_by_pk",
-    "update_many",
-    "delete",
-    "delete_by_pk",
-)
+_NAME_KINDS = ROOT_FIELD_KINDS
 BUILTINS = frozenset({"Int", "Float", "String", "Boolean", "ID"})
 _SCALAR_SUFFIXES = ("_comparison_exp", "_array_comparison_exp", "_cast_exp")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLField
 
-from svc.ir.model import Ir, Table
+from svc.ir.model import ROOT_FIELD_KINDS, Ir, Table
 from svc.schema.lazy import LazyDict
 
 if TYPE_CHECKING:
@@ -26,19 +26,7 @@ if TYPE_CHECKING:
 Roots = tuple[LazyDict, LazyDict | None, LazyDict | None]
 _QUERY_KINDS = ("select", "select_aggregate", "select_by_pk")
 _MUTATION_KINDS = frozenset({"insert", "update", "delete"})
-_NAME_KINDS = (
-    "select",
-    "select_by_pk",
-    "select_aggregate",
-    "select_stream",
-    "insert",
-    "insert_one",
-    "update",
-    "update_by_pk",
-    "update_many",
-    "delete",
-    "delete_by_pk",
-)
+_NAME_KINDS = ROOT_FIELD_KINDS
 
 
 def root_name_index(ir: Ir) -> dict[str, tuple[Table, ...]]:
