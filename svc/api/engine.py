@@ -43,10 +43,11 @@ from svc.execute.db import ANONYMOUS, Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
-from svc.metadata.model import DEFAULT_SOURCE, decode_metadata, encode_metadata
+from svc.metadata.model import DEFAULT_SOURCE, encode_metadata
 from svc.metadata.read_replicas import replica_confs
 from svc.metadata.sources import served_sources
 from svc.outbound import close_shared
+from svc.schema.names import schema_problem
 from svc.session_vars import ADMIN_ROLE, is_admin, process_names
 from svc.sql.render import render_root
 from svc.workers import WorkerRuntime, WorkerSpec
@@ -213,7 +214,7 @@ class Engine:
     async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
         async with db.transaction() as conn:
             text, version = await db.read_metadata(conn, lock=False)
-            md = decode_metadata(text)
+            md = resources.documents.decode(text)
             catalog = await db.introspect(conn, md)  # with the enum tables' values
         ir = previous.ir if previous is not None else None
         await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes again
@@ -317,7 +318,9 @@ class Engine:
         # A burst of metadata changes (a migration, a CI run of the metadata API) checks
         # only its last state: wait a moment and give up when a newer one arrived.
         await asyncio.sleep(ROLE_CHECK_DELAY_S)
-        for role in state.roles():
+        # The name check the next write starts from (`svc.schema.names`), off the loop.
+        await asyncio.to_thread(schema_problem, state.ir)
+        for role in await asyncio.to_thread(state.roles):
             if state is not self.state:
                 return  # a newer state checks its own
             try:
@@ -356,7 +359,7 @@ class Engine:
                 text, version = await self.db.read_metadata(conn, lock=True)
                 state = self.state
                 if version != state.version:
-                    md = decode_metadata(text)
+                    md = self._resources.documents.decode(text)
                     catalog = await self.db.introspect(conn, md)
                     state = State.build(version, md, catalog, self._resources, state.ir)
                 if body.resource_version is not None and body.resource_version != version:

@@ -20,7 +20,8 @@ from svc.config import Config
 from svc.errors import SvcError
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
-from svc.metadata.model import Metadata
+from svc.metadata.model import Metadata, MetadataDecoder
+from svc.schema.names import carry_names
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
 from svc.session_vars import is_admin
@@ -169,10 +170,12 @@ class PlanCache:
 class Resources:
     """What every `State` of one engine is built with: the registry of remote schema
     introspections (filled by metadata loads and operations, read by schema builds and
-    remote calls), the byte bound of each state's plan cache (`--plan-cache-bytes`) and
-    `--infer-function-permissions` (spec 4.6)."""
+    remote calls), the decoder of its stored documents, the byte bound of each state's
+    plan cache (`--plan-cache-bytes`) and `--infer-function-permissions` (spec 4.6)."""
 
     remotes: RemoteRegistry = field(default_factory=RemoteRegistry)
+    # Reads each stored document, sharing the previous one's unchanged table entries.
+    documents: MetadataDecoder = field(default_factory=MetadataDecoder)
     plan_cache_bytes: int = PLAN_CACHE_BYTES
     infer_function_permissions: bool = True
 
@@ -231,6 +234,8 @@ class State:
         engine's (None: new ones, with the defaults and an empty registry)."""
         started = time.perf_counter()
         ir = build_ir(metadata, catalog, previous)
+        if previous is not None:
+            carry_names(previous, ir)  # its schema-name check, from what changed
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
         return cls(version, metadata, catalog, ir, resources or Resources())
 

@@ -22,13 +22,14 @@ name, two root fields or two columns of one table with one field name.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from graphql import GraphQLNamedType
 
 from svc.errors import SvcError
 from svc.ir.agg_predicates import AGG_PREDICATES, arguments_enum
-from svc.ir.model import FunctionArg, Ir, RootFields, Table
+from svc.ir.model import Function, FunctionArg, Ir, RootFields, Table
 from svc.metadata.names import PLAIN_NAME, identifier_error
 
 # Aggregate operators over numeric columns (their result is a Float, `sum` excepted), and
@@ -189,7 +190,20 @@ def schema_problem(ir: Ir) -> SvcError | None:
     with one name, two columns of a table with one field name (500 `unexpected`, the
     reference's `Encountered conflicting definitions in the selection set for '<type>' for
     field '<name>' defined in [...]`). Relationships and computed fields named like a
-    column are the IR's inconsistencies (`already-exists`)."""
+    column are the IR's inconsistencies (`already-exists`). Remembered on the IR
+    (`Ir.derived`), with the counts `new_schema_problem` starts the next IR's check from
+    when there is none."""
+    if _PROBLEM not in ir.derived:
+        problem = _whole_problem(ir)
+        ir.derived[_PROBLEM] = problem
+        if problem is None:
+            ir.derived[_INDEX] = _Index.of(ir)
+    found: SvcError | None = ir.derived[_PROBLEM]
+    return found
+
+
+def _whole_problem(ir: Ir) -> SvcError | None:
+    """`schema_problem` from every name of `ir` (the walk over all of them)."""
     problem = _names_problem(ir)
     if problem is not None:
         return problem
@@ -198,21 +212,33 @@ def schema_problem(ir: Ir) -> SvcError | None:
     for table in ir.tables.values():
         if not table.gql_name:
             continue
-        if len({c.gql_name for c in table.columns}) < len(table.columns):
+        if _columns_clash(table):
             names = [c.gql_name for c in table.columns]
             twice = next(n for n in names if names.count(n) > 1)
             return _field_conflict(table.gql_name, twice, [])
-        _add_roots(table, query, mutation)
-    for fn in ir.functions.values():
-        roots = query if fn.exposed_as == "query" else mutation
-        roots.append(fn.root_name())
-        if fn.exposed_as == "query" and fn.returns_set:
-            roots.append(fn.root_name("_aggregate"))
+        for root, name in _table_roots(table):
+            (query if root == "query_root" else mutation).append(name)
+    for root, name in _function_roots(ir.functions.values()):
+        (query if root == "query_root" else mutation).append(name)
     for root, name, _ in _action_roots(ir):
         (query if root == "query_root" else mutation).append(name)
     if len(set(query)) == len(query) and len(set(mutation)) == len(mutation):
         return None
     return _root_conflict(ir)  # rare: find who
+
+
+def _columns_clash(table: Table) -> bool:
+    """Whether two columns of `table` have one field name."""
+    return len({c.gql_name for c in table.columns}) < len(table.columns)
+
+
+def _function_roots(functions: Iterable[Function]) -> Iterator[tuple[str, str]]:
+    """`(root type, field)` of the root fields of each of the tracked `functions`."""
+    for fn in functions:
+        root = "query_root" if fn.exposed_as == "query" else "mutation_root"
+        yield root, fn.root_name()
+        if fn.exposed_as == "query" and fn.returns_set:
+            yield root, fn.root_name("_aggregate")
 
 
 def _action_roots(ir: Ir) -> Iterator[tuple[str, str, str]]:
@@ -228,22 +254,24 @@ def _action_roots(ir: Ir) -> Iterator[tuple[str, str, str]]:
             yield "query_root", name, owner
 
 
-def _add_roots(table: Table, query: list[str], mutation: list[str]) -> None:
-    """The root fields of `table` in the admin schema, appended to `query` / `mutation`."""
+def _table_roots(table: Table) -> Iterator[tuple[str, str]]:
+    """`(root type, field)` of each root field of `table` in the admin schema."""
     rf, pk = table.root_fields, bool(table.primary_key)
-    query.extend(
-        (rf.select, rf.select_aggregate, rf.select_by_pk)
-        if pk
-        else (rf.select, rf.select_aggregate)
-    )
+    yield "query_root", rf.select
+    yield "query_root", rf.select_aggregate
+    if pk:
+        yield "query_root", rf.select_by_pk
+    mutation: tuple[str, ...] = ()
     if table.insertable:
-        mutation.extend((rf.insert, rf.insert_one))
+        mutation += (rf.insert, rf.insert_one)
     if table.updatable_rows:
-        mutation.extend(
+        mutation += (
             (rf.update, rf.update_many, rf.update_by_pk) if pk else (rf.update, rf.update_many)
         )
     if table.deletable:
-        mutation.extend((rf.delete, rf.delete_by_pk) if pk else (rf.delete,))
+        mutation += (rf.delete, rf.delete_by_pk) if pk else (rf.delete,)
+    for name in mutation:
+        yield "mutation_root", name
 
 
 def _root_conflict(ir: Ir) -> SvcError | None:
@@ -251,19 +279,13 @@ def _root_conflict(ir: Ir) -> SvcError | None:
     owners: dict[tuple[str, str], list[str]] = {}
     for table in ir.tables.values():
         if table.gql_name:
-            query: list[str] = []
-            mutation: list[str] = []
-            _add_roots(table, query, mutation)
             what = f"table {table.name} in source default"
-            for root, names in (("query_root", query), ("mutation_root", mutation)):
-                for name in names:
-                    owners.setdefault((root, name), []).append(what)
+            for key in _table_roots(table):
+                owners.setdefault(key, []).append(what)
     for fn in ir.functions.values():
-        root = "query_root" if fn.exposed_as == "query" else "mutation_root"
         what = f"function {fn.name} in source default"
-        owners.setdefault((root, fn.root_name()), []).append(what)
-        if fn.exposed_as == "query" and fn.returns_set:
-            owners.setdefault((root, fn.root_name("_aggregate")), []).append(what)
+        for key in _function_roots((fn,)):
+            owners.setdefault(key, []).append(what)
     for root, name, what in _action_roots(ir):
         owners.setdefault((root, name), []).append(what)
     for (root, name), found in owners.items():
@@ -274,7 +296,13 @@ def _root_conflict(ir: Ir) -> SvcError | None:
 
 def new_schema_problem(before: Ir | None, after: Ir) -> SvcError | None:
     """`schema_problem(after)` unless `before` has the same one (a metadata write refuses
-    only what it introduces; an older problem stays reported by every request)."""
+    only what it introduces; an older problem stays reported by every request).
+
+    When `before` has none, only the tables `after` does not share with it are checked
+    (`_fine_since`): a write costs what it changes, not the size of the schema; anything
+    that check cannot settle is decided by the whole walk."""
+    if before is not None and _fine_since(before, after):
+        return None
     problem = schema_problem(after)
     if problem is None or before is None:
         return problem
@@ -282,31 +310,143 @@ def new_schema_problem(before: Ir | None, after: Ir) -> SvcError | None:
     return None if old is not None and old.message == problem.message else problem
 
 
+def carry_names(before: Ir, after: Ir) -> None:
+    """Settle `after`'s schema problem from `before`'s when only what they do not share
+    needs a look (`_fine_since`); otherwise leave it to be walked when asked. Called when
+    a worker loads a newer IR built over `before` (`svc.api.state.State.build`)."""
+    _fine_since(before, after)
+
+
+# Tables new to an IR beyond which the whole walk is as cheap as looking at each.
+_INCREMENTAL_MAX = 1000
+_PROBLEM = f"{__name__}.problem"
+_INDEX = f"{__name__}.index"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Index:
+    """How many tables give each type name and each `(root type, root field)` in an IR
+    without a schema problem; the next IR's check starts from it."""
+
+    types: dict[str, int]
+    roots: dict[tuple[str, str], int]
+
+    @classmethod
+    def of(cls, ir: Ir) -> _Index:
+        """The counts of every table of `ir`, its functions and its actions."""
+        index = cls({}, {})
+        index.add([t for t in ir.tables.values() if t.gql_name], 1)
+        for key in (
+            *_function_roots(ir.functions.values()),
+            *((r, n) for r, n, _ in _action_roots(ir)),
+        ):
+            index.roots[key] = index.roots.get(key, 0) + 1
+        return index
+
+    def copy(self) -> _Index:
+        return _Index(dict(self.types), dict(self.roots))
+
+    def add(self, tables: list[Table], step: int) -> None:
+        """Count `tables` in (`step` 1) or out (-1); a count of 0 is removed."""
+        for table in tables:
+            _bump(self.types, table.gql_name, step)
+            for key in _table_roots(table):
+                _bump(self.roots, key, step)
+
+
+def _bump(counts: dict[Any, int], key: Any, step: int) -> None:
+    count = counts.get(key, 0) + step
+    if count:
+        counts[key] = count
+    else:
+        counts.pop(key, None)
+
+
+def _fine_since(before: Ir, after: Ir) -> bool:
+    """True when `after` has no schema problem, shown from the tables it does not share
+    with `before` (which has none); then `after` remembers that and its `_Index`. False
+    when that cannot be shown this way: a function or action root changed, many tables
+    changed, a changed table has computed fields (their `_args` types meet every
+    function's), or a changed table looks like a problem (the whole walk then tells)."""
+    old = before.derived.get(_INDEX)  # there only when `before` has no problem
+    if old is None:
+        return False
+    if before.functions != after.functions or list(_action_roots(before)) != list(
+        _action_roots(after)
+    ):
+        return False
+    gone = [t for n, t in before.tables.items() if after.tables.get(n) is not t and t.gql_name]
+    new = [t for n, t in after.tables.items() if before.tables.get(n) is not t and t.gql_name]
+    if len(new) > _INCREMENTAL_MAX or any(t.computed_fields for t in new):
+        return False
+    index = old.copy()
+    index.add(gone, -1)
+    index.add(new, 1)
+    if any(_table_problem(table, index) for table in new):
+        return False
+    after.derived[_PROBLEM] = after.derived[__name__] = None
+    after.derived[_INDEX] = index
+    return True
+
+
+def _table_problem(table: Table, index: _Index) -> bool:
+    """Whether `table` (counted in `index`) may give the schema a problem: a name of its
+    own (`_first_problem` of its names alone), two columns with one field name, a type
+    name or root field another table also gives, or a type name that is, or makes,
+    another table's generated type name (`_clash` across tables)."""
+    names = _Names()
+    _collect_table(table, names)
+    if _first_problem(names) is not None or _columns_clash(table):
+        return True
+    name, types = table.gql_name, index.types
+    if types.get(name, 0) > 1 or any(index.roots[key] > 1 for key in _table_roots(table)):
+        return True
+    cut = name.find("_", 1)  # `name` as `<other>_<suffix>`
+    while cut != -1:
+        if name[:cut] in types and name[cut + 1 :] in TABLE_TYPE_SUFFIXES:
+            return True
+        cut = name.find("_", cut + 1)
+    cut = name.find("_select_column_")  # `name` as another table's arguments enum
+    while cut != -1:
+        other = name[:cut]
+        if other in types and any(arguments_enum(other, fn) == name for fn in AGG_PREDICATES):
+            return True
+        cut = name.find("_select_column_", cut + 1)
+    # another table named `<name>_<suffix>` or like one of this table's arguments enums
+    return any(f"{name}_{suffix}" in types for suffix in TABLE_TYPE_SUFFIXES) or any(
+        arguments_enum(name, fn) in types for fn in AGG_PREDICATES
+    )
+
+
 def _collect(ir: Ir) -> _Names:
     names = _Names()
     for table in ir.tables.values():
-        if not table.gql_name:
-            continue  # not in the schema
-        names.tables.append(table.gql_name)
-        names.prefixes.add(table.gql_name)
-        names.fields.update(_table_names(table))
-        for column in table.columns:
-            names.enum_values.add(column.gql_name)  # also a field name
-            names.scalars.add(column.scalar)
-            if column.elem_scalar is not None:  # an array column as a list
-                names.scalars.add(column.elem_scalar)
-        names.enum_values.update(name for name, _ in table.unique_constraints)
-        names.prefixes.update(rel.name for rel in table.relationships)
-        for cf in table.computed_fields:
-            names.fields.add(cf.name)
-            names.prefixes.add(cf.name)
-            names.scalars.add(cf.scalar or "String")
-            _add_function(cf.function.name, cf.args, names)
+        if table.gql_name:  # else not in the schema
+            _collect_table(table, names)
     for fn in ir.functions.values():
         names.fields.add(fn.gql_name)
         names.prefixes.add(fn.gql_name)
         _add_function(fn.gql_name, fn.args, names)
     return names
+
+
+def _collect_table(table: Table, names: _Names) -> None:
+    """Add the names `table` lends the schema to `names`."""
+    names.tables.append(table.gql_name)
+    names.prefixes.add(table.gql_name)
+    names.fields.update(_table_names(table))
+    for column in table.columns:
+        names.enum_values.add(column.gql_name)  # also a field name
+        names.scalars.add(column.scalar)
+        if column.elem_scalar is not None:  # an array column as a list
+            names.scalars.add(column.elem_scalar)
+    names.enum_values.update(name for name, _ in table.unique_constraints)
+    names.prefixes.update(rel.name for rel in table.relationships)
+    for cf in table.computed_fields:
+        names.fields.add(cf.name)
+        names.prefixes.add(cf.name)
+        names.scalars.add(cf.scalar or "String")
+        _add_function(cf.function.name, cf.args, names)
 
 
 def _table_names(table: Table) -> Iterator[str]:
