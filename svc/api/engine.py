@@ -43,6 +43,7 @@ from svc.execute.db import ANONYMOUS, Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
+from svc.gc_pause import gc_paused
 from svc.metadata.model import DEFAULT_SOURCE, encode_metadata
 from svc.metadata.read_replicas import replica_confs
 from svc.metadata.sources import served_sources
@@ -212,13 +213,14 @@ class Engine:
 
     @staticmethod
     async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
-        async with db.transaction() as conn:
-            text, version = await db.read_metadata(conn, lock=False)
-            md = resources.documents.decode(text)
-            catalog = await db.introspect(conn, md)  # with the enum tables' values
-        ir = previous.ir if previous is not None else None
-        await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes again
-        return State.build(version, md, catalog, resources, ir)
+        with gc_paused():  # millions of lasting objects (`svc.gc_pause`)
+            async with db.transaction() as conn:
+                text, version = await db.read_metadata(conn, lock=False)
+                md = resources.documents.decode(text)
+                catalog = await db.introspect(conn, md)  # with the enum tables' values
+            ir = previous.ir if previous is not None else None
+            await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes
+            return State.build(version, md, catalog, resources, ir)
 
     @property
     def _resources(self) -> Resources:
@@ -376,7 +378,8 @@ class Engine:
                 ctx.resource_version = version
                 ctx.session = session  # legacy writes set `svc.user` from it
                 ctx.infer_functions = state.resources.infer_function_permissions
-                result = await run_operation(ctx, body)
+                with gc_paused():  # a new IR's objects (`svc.gc_pause`)
+                    result = await run_operation(ctx, body)
                 if ctx.metadata_changed or ctx.schema_changed:
                     await refresh_enum_values(ctx)  # as every worker loading it reads them
                     version = await self.db.write_metadata(
