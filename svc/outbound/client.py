@@ -19,14 +19,11 @@ from typing import Any, Protocol
 
 from svc.config import outbound_client
 from svc.outbound.answers import HeaderPairs, Kind, OutboundError, OutboundResponse
-from svc.outbound.pool_aiohttp import AiohttpPool
-from svc.outbound.pool_httpx import SHARD_CONNECTIONS, HttpxPool
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_POOL_SIZE",
     "DEFAULT_TIMEOUT",
-    "SHARD_CONNECTIONS",
     "HeaderPairs",
     "Kind",
     "OutboundClient",
@@ -56,6 +53,21 @@ class _Pool(Protocol):
     async def close(self) -> None: ...
 
 
+def _pool_class(library: str) -> Any:
+    """The pool class of `library`, imported when first chosen: each library costs ~0.3 s
+    of a worker's start (httpx also imports its command line's click, rich and pygments).
+    Raises ValueError for another library."""
+    if library == "aiohttp":
+        from svc.outbound.pool_aiohttp import AiohttpPool
+
+        return AiohttpPool
+    if library == "httpx":
+        from svc.outbound.pool_httpx import HttpxPool
+
+        return HttpxPool
+    raise ValueError(f"unknown outbound client library {library!r}")
+
+
 class OutboundClient:
     """A pool of HTTP connections: at most `pool_size` open at once (a call waits for a
     free one), each new one given `connect_timeout` seconds to connect; `timeout` is the
@@ -78,13 +90,7 @@ class OutboundClient:
         self.connect_timeout = connect_timeout
         self.timeout = timeout
         self.library = outbound_client() if library is None else library
-        pools: dict[str, type[AiohttpPool] | type[HttpxPool]] = {
-            "aiohttp": AiohttpPool,
-            "httpx": HttpxPool,
-        }
-        if self.library not in pools:
-            raise ValueError(f"unknown outbound client library {self.library!r}")
-        self._pool: _Pool = pools[self.library](pool_size, connect_timeout)
+        self._pool: _Pool = _pool_class(self.library)(pool_size, connect_timeout)
 
     async def request(
         self,
