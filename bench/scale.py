@@ -19,7 +19,10 @@
    permissions for 5 roles, applied with one `replace_metadata`. Measured against the
    targets: cold start of `svc serve` to the first answered query (5 s), `track_table` of
    one more table (50 ms) and the next request of a role (500 ms), the resident memory
-   per worker (300 MB), a role's first introspection (300 ms).
+   per worker (300 MB), a role's first introspection (300 ms). `track_table` follows a
+   `run_sql` creating the table twice: at once (recorded as `…_right_after_run_sql_s`:
+   the other worker is still reloading after the DDL), then after `SETTLE_S` (the
+   target's measure).
 
 4. **Event delivery** (`bench.events`: 10,000 events; 2,000 and one capture round with
    `--quick`): at least 1,000 events/s per process, capture at most 15% of inserts.
@@ -71,6 +74,7 @@ TWO_SOURCES = (
 REPLICA_SHARE_TARGET = 0.9
 TWO_SOURCE_RATIO_TARGET = 0.4
 ROLES = ("r1", "r2", "r3", "r4", "r5")
+SETTLE_S = 5.0  # after a DDL, time for every worker to reload before the measured write
 # Big schema targets (issue 30): seconds, or MB for memory.
 BIG_TARGETS = {
     "cold_start_s": 5.0,
@@ -307,13 +311,21 @@ def big_schema(admin: str, args: argparse.Namespace, n: int) -> dict[str, Any]:
         say(f"  cold start to the first answer: {out['cold_start_s']:.2f} s")
         server.wait_ready(args.workers)
         meta = server.url.replace("/v1/graphql", "/v1/metadata")
-        create = {"type": "run_sql", "args": {"sql": "CREATE TABLE extra (id int PRIMARY KEY)"}}
-        out["run_sql_create_table_s"], _ = _timed_post(meta, create)  # svc introspects again
-        took, _ = _timed_post(meta, {"type": "pg_track_table", "args": {"table": "extra"}})
-        out["track_table_s"] = took
         role = {"x-svc-role": "r2"}
         query = {"query": f"{{ {_table_name(n // 2)} {{ id prev {{ id }} }} }}"}
-        out["next_request_s"], _ = _timed_post(server.url, query, role)
+        for extra, settle in (("extra", 0.0), ("extra2", SETTLE_S)):
+            sql = f"CREATE TABLE {extra} (id int PRIMARY KEY)"
+            took, _ = _timed_post(meta, {"type": "run_sql", "args": {"sql": sql}})
+            out["run_sql_create_table_s"] = took  # svc introspects again
+            # First at once, as a console does (the other worker is still reloading after
+            # the DDL); then once every worker has the new table (the measure of the
+            # target: one write against a settled server).
+            time.sleep(settle)
+            track = {"type": "pg_track_table", "args": {"table": extra}}
+            key = "track_table_s" if settle else "track_table_right_after_run_sql_s"
+            out[key], _ = _timed_post(meta, track)
+            key = "next_request_s" if settle else "next_request_right_after_run_sql_s"
+            out[key], _ = _timed_post(server.url, query, role)
         pids = tree(server.proc.pid)[1:] or [server.proc.pid]
         out["rss_before_introspection_mb"] = max(status_kb(p, "VmRSS") / 1024 for p in pids)
         out["introspection_s"], _ = _timed_post(
@@ -323,8 +335,11 @@ def big_schema(admin: str, args: argparse.Namespace, n: int) -> dict[str, Any]:
         rss = [status_kb(pid, "VmRSS") / 1024 for pid in pids]
         out["rss_per_worker_mb"] = max(rss) if rss else 0.0
         say(
-            f"  track_table {out['track_table_s'] * 1000:.0f} ms, next request of a role "
-            f"{out['next_request_s'] * 1000:.0f} ms, first introspection of a role "
+            f"  track_table {out['track_table_s'] * 1000:.0f} ms (right after run_sql "
+            f"{out['track_table_right_after_run_sql_s'] * 1000:.0f} ms), next request of a role "
+            f"{out['next_request_s'] * 1000:.0f} ms "
+            f"({out['next_request_right_after_run_sql_s'] * 1000:.0f} ms), "
+            "first introspection of a role "
             f"{out['introspection_s'] * 1000:.0f} ms, RSS per process (max) "
             f"{out['rss_per_worker_mb']:.0f} MB ({out['rss_before_introspection_mb']:.0f} MB "
             "before the introspection)"
