@@ -217,7 +217,10 @@ class Engine:
             async with db.transaction() as conn:
                 text, version = await db.read_metadata(conn, lock=False)
                 md = resources.documents.decode(text)
-                catalog = await db.introspect(conn, md)  # with the enum tables' values
+                # With the enum tables' values; the previous catalog's tables when the
+                # database's structure did not move (`svc.catalog.fingerprint`).
+                known = previous.catalog if previous is not None else None
+                catalog = await db.introspect(conn, md, known)
             ir = previous.ir if previous is not None else None
             await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes
             return State.build(version, md, catalog, resources, ir)
@@ -362,7 +365,7 @@ class Engine:
                 state = self.state
                 if version != state.version:
                     md = self._resources.documents.decode(text)
-                    catalog = await self.db.introspect(conn, md)
+                    catalog = await self.db.introspect(conn, md, state.catalog)
                     state = State.build(version, md, catalog, self._resources, state.ir)
                 if body.resource_version is not None and body.resource_version != version:
                     raise SvcError(

@@ -184,7 +184,9 @@ async def run_sql(ctx: Context, body: QueryBody) -> Any:
             result = await run_script(ctx.conn, args.sql)
     except PostgresError as exc:
         raise map_run_sql_error(exc, args.sql) from exc
-    catalog = (await ctx.db.introspect(ctx.conn)).with_sources_of(ctx.catalog)
+    # The same tables as `ctx.catalog`'s when the script changed no structure (rows only).
+    catalog = await ctx.db.introspect(ctx.conn, previous=ctx.catalog)
+    catalog = catalog.with_sources_of(ctx.catalog)
     if catalog == without_enum_rows(ctx.catalog):
         return result  # rows only: the schema (enum values too) stays as it is (Hasura)
     ctx.schema_changed = True

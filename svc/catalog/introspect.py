@@ -287,15 +287,37 @@ class DbCatalog(msgspec.Struct, frozen=True):
     """Everything introspected in one go: the `default` source's database, and in
     `sources` each other served source's catalog by name (`svc.metadata.sources`), or in
     `unreachable` why it could not be introspected (its tables are then not served: an
-    inconsistent source, `svc.ir.source_tables`)."""
+    inconsistent source, `svc.ir.source_tables`).
+
+    `fingerprint` is the database's `CATALOG_FINGERPRINT_SQL` read in the same
+    transaction just before `tables` and `functions` were (`Database.introspect`), or ""
+    (a catalog built or decoded otherwise: never reused). It vouches for `tables` and
+    `functions` without their `enum_rows` (data, read again every time), and for nothing
+    in `sources` (each has its own). So a copy that changes `enum_rows`, `sources` or
+    `unreachable` keeps it, and one whose tables or functions differ from the database's
+    in any other way must set it to "" (`msgspec.structs.replace` keeps it otherwise).
+    Equality ignores it: two catalogs with the same content are equal however (and
+    whenever) they were read, as `run_sql`'s "did the schema change" test expects."""
 
     tables: tuple[DbTable, ...]
     functions: tuple[DbFunction, ...]
     sources: dict[str, DbCatalog] = {}
     unreachable: dict[str, str] = {}
+    fingerprint: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DbCatalog):
+            return NotImplemented
+        return self is other or (
+            self.tables == other.tables
+            and self.functions == other.functions
+            and self.sources == other.sources
+            and self.unreachable == other.unreachable
+        )
 
     def with_sources_of(self, other: DbCatalog) -> DbCatalog:
-        """This catalog with `other`'s other sources (a `default` introspected again)."""
+        """This catalog with `other`'s other sources (a `default` introspected again);
+        this one's `fingerprint` (its own tables are this one's)."""
         if not other.sources and not other.unreachable:
             return self
         return msgspec.structs.replace(self, sources=other.sources, unreachable=other.unreachable)
@@ -314,7 +336,8 @@ class DbCatalog(msgspec.Struct, frozen=True):
 
 def without_enum_rows(catalog: DbCatalog) -> DbCatalog:
     """`catalog` as introspection alone gives it: no table's `enum_rows` (the same object
-    when none has them), to tell whether the database's structure changed."""
+    when none has them), to tell whether the database's structure changed. Its
+    `fingerprint` is kept: it never covers enum rows."""
     if all(t.enum_rows is None for t in catalog.tables):
         return catalog
     tables = tuple(
