@@ -215,7 +215,7 @@ class Engine:
     async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
         with gc_paused():  # millions of lasting objects (`svc.gc_pause`)
             async with db.transaction() as conn:
-                text, version = await db.read_metadata(conn, lock=False)
+                text, version = await db.read_metadata(conn)
                 md = resources.documents.decode(text)
                 # With the enum tables' values; the previous catalog's tables when the
                 # database's structure did not move (`svc.catalog.fingerprint`).
@@ -361,9 +361,10 @@ class Engine:
                 return await run_operation(ctx, body)
         async with self._write_lock:
             async with self.db.transaction(reset=True) as conn:
-                text, version = await self.db.read_metadata(conn, lock=True)
+                version = await self.db.lock_metadata(conn)
                 state = self.state
                 if version != state.version:
+                    text, version = await self.db.read_metadata(conn)  # locked: the same
                     md = self._resources.documents.decode(text)
                     catalog = await self.db.introspect(conn, md, state.catalog)
                     state = State.build(version, md, catalog, self._resources, state.ir)

@@ -54,9 +54,7 @@ PGCRYPTO_PERMISSION = (
 READ_METADATA_SQL = (
     "SELECT metadata::text, resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1"
 )
-LOCK_METADATA_SQL = (
-    "SELECT metadata::text, resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1 FOR UPDATE"
-)
+LOCK_METADATA_SQL = "SELECT resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1 FOR UPDATE"
 READ_VERSION_SQL = "SELECT resource_version FROM hdb_catalog.hdb_metadata WHERE id = 1"
 WRITE_METADATA_SQL = (
     "UPDATE hdb_catalog.hdb_metadata SET metadata = $1::text::json, "

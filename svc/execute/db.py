@@ -550,11 +550,19 @@ class Database:
         return catalog
 
     @staticmethod
-    async def read_metadata(conn: asyncpg.Connection, *, lock: bool) -> tuple[bytes, int]:
-        """`(metadata JSON, resource_version)`; `lock` takes the row lock for a write."""
-        row = await conn.fetchrow(LOCK_METADATA_SQL if lock else READ_METADATA_SQL)
+    async def read_metadata(conn: asyncpg.Connection) -> tuple[bytes, int]:
+        """`(metadata JSON, resource_version)`."""
+        row = await conn.fetchrow(READ_METADATA_SQL)
         assert row is not None
         return row[0], row[1]
+
+    @staticmethod
+    async def lock_metadata(conn: asyncpg.Connection) -> int:
+        """Take the metadata row's lock for a write (until `conn`'s transaction ends);
+        the stored resource version. The document is read only when the writer's is
+        older (`read_metadata`): at 10,000 tables it is 6.5 MB."""
+        version: int = await conn.fetchval(LOCK_METADATA_SQL)
+        return version
 
     @staticmethod
     async def write_metadata(conn: asyncpg.Connection, text: str) -> int:
