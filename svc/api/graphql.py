@@ -18,23 +18,17 @@ from graphql import (
     ArgumentNode,
     DirectiveNode,
     DocumentNode,
-    FieldNode,
     FragmentDefinitionNode,
     GraphQLError,
-    GraphQLScalarType,
     GraphQLSchema,
     IntValueNode,
     OperationDefinitionNode,
     OperationType,
-    SelectionSetNode,
     SingleFieldSubscriptionsRule,
     StringValueNode,
     VariableNode,
     Visitor,
-    execute_sync,
-    get_named_type,
     parse,
-    type_from_ast,
     visit,
 )
 from graphql.execution.collect_fields import collect_fields
@@ -71,12 +65,14 @@ from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
 from svc.execute.replicas import ON_PRIMARY
 from svc.execute.table_stats import StatsCache
+from svc.gc_pause import gc_paused
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.metadata.remote_schemas import remote_schemas
 from svc.plan.namespaces import nested_body
 from svc.plan.nodes import Param, QueryPlan, SessionJson, SessionRef
 from svc.plan.operation import PlanInput, plan_operation
 from svc.plan.steps import OperationPlan, StepKind
+from svc.schema.introspection import introspect
 from svc.session_vars import is_admin
 from svc.sql.live import LiveStatement, render_live
 from svc.sql.render import Statement, render_query
@@ -105,6 +101,7 @@ class Prepared:
     # variable can change that), so later requests skip the look.
     steps: dict[Any, OperationPlan] = field(default_factory=dict)
     database_only: bool = False
+    key: Any = None  # its plan-cache key, `(role, query, operationName)`, once cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +160,8 @@ def _not_explainable(op: OperationDefinitionNode, planned: OperationPlan) -> Svc
 
 
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
+# plan-cache keys `(_INTROSPECTION, prepared.key, variables' JSON)` → introspection answers
+_INTROSPECTION = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -645,6 +644,7 @@ class GraphQLService:
             prepared = await asyncio.to_thread(prepare, schema, req.query, req.operationName)
         else:
             prepared = prepare(schema, req.query, req.operationName)
+        prepared.key = key
         state.remember(key, prepared, ENTRY_BYTES + document_bytes(req.query))
         return prepared
 
@@ -653,6 +653,7 @@ class GraphQLService:
         prepared: Prepared | None = state.plans.get(key)
         if prepared is None:
             prepared = prepare(state.schema(role), req.query, req.operationName)
+            prepared.key = key
             state.remember(key, prepared, ENTRY_BYTES + document_bytes(req.query))
         return prepared
 
@@ -730,13 +731,13 @@ class GraphQLService:
         values: dict[str, bytes],
         variables: dict[str, Any],
     ) -> bytes:
-        introspection: dict[str, Any] = {}
+        introspection: dict[str, bytes] = {}
         if any(r.select is None for r in plan.roots):
-            introspection = self._introspect(state.schema(role), prepared, variables)
+            introspection = self._introspection(state, role, prepared, variables)
         answers: list[bytes] = []
         for root in plan.roots:
             if root.select is None:
-                answers.append(_encode(introspection.get(root.alias)))
+                answers.append(introspection.get(root.alias, b"null"))
             elif root.alias in values:
                 answers.append(values[root.alias])
             else:
@@ -745,11 +746,34 @@ class GraphQLService:
             return nested_body([root.alias for root in plan.roots], answers)
         return _data_body([_key(root.alias) for root in plan.roots], answers)
 
+    def _introspection(
+        self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]
+    ) -> dict[str, bytes]:
+        """`_introspect`'s answers, kept in the state's plan cache per document and
+        variables: the schema they describe is the state's, so a metadata change (a new
+        state) drops them; an answer larger than the cache allows one entry (1/8 of
+        `plan_cache_bytes`: 8 MB by default, some 1,300 tables) is made anew each time."""
+        key = None
+        if prepared.key is not None:
+            try:
+                key = (_INTROSPECTION, prepared.key, _encode(variables))
+            except TypeError:  # a coerced value without JSON (none reaches introspection)
+                key = None
+        found: dict[str, bytes] | None = None if key is None else state.plans.get(key)
+        if found is None:
+            found = self._introspect(state.schema(role), prepared, variables)
+            if key is not None:
+                size = ENTRY_BYTES + text_bytes(key) + sum(map(len, found.values()))
+                state.remember(key, found, size)
+        return found
+
     @staticmethod
     def _introspect(
         schema: GraphQLSchema, prepared: Prepared, variables: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run only the introspection root fields through graphql-core."""
+    ) -> dict[str, bytes]:
+        """The JSON answers of the introspection root fields (`__schema`, `__type`) by response
+        key (`svc.schema.introspection`); a type that cannot be made raises
+        `validation-failed` with graphql-core's message."""
         op = prepared.operation
         root = (
             schema.subscription_type
@@ -758,25 +782,8 @@ class GraphQLService:
         )
         assert root is not None
         fields = collect_fields(schema, prepared.fragments, variables, root, op.selection_set)
-        nodes: list[FieldNode] = [
-            n for ns in fields.values() for n in ns if n.name.value.startswith("__")
-        ]
-        only = OperationDefinitionNode(
-            operation=OperationType.QUERY,
-            name=op.name,
-            # `variables` are coerced already; graphql-core coerces them again, which only
-            # scalars survive (an enum value's internal value is no name of it,
-            # `svc.schema.naming`), and only scalars reach introspection fields
-            variable_definitions=tuple(
-                d
-                for d in op.variable_definitions or ()
-                if isinstance(get_named_type(type_from_ast(schema, d.type)), GraphQLScalarType)
-            ),
-            directives=(),
-            selection_set=SelectionSetNode(selections=tuple(nodes)),
-        )
-        doc = DocumentNode(definitions=(only, *prepared.fragments.values()))
-        result = execute_sync(schema, doc, variable_values=variables)
-        if result.errors:
-            raise validation_failed(result.errors[0].message)
-        return dict(result.data or {})
+        try:
+            with gc_paused():  # an answer of millions of new dicts (`svc.gc_pause`)
+                return introspect(schema, fields, prepared.fragments, variables)
+        except (GraphQLError, TypeError) as error:
+            raise validation_failed(str(error)) from error
