@@ -1,4 +1,4 @@
-"""Python's cyclic garbage collector paused around a big build.
+"""Python's cyclic garbage collector kept off the objects of a big build.
 
 Loading metadata builds millions of long-lived objects (the document, the catalog, the
 IR); each of them counts towards the collector's thresholds, so a 10,000-table load ran
@@ -6,6 +6,13 @@ eight full collections, each walking the growing heap: 2.8 s of decoding and bui
 took 1.85 s with the collector off (`bench/scale.py`'s schema, 2026-11-28). Those objects
 are freed by reference counting when a newer state replaces them; cycles made meanwhile
 wait for the next collection after the block.
+
+Objects made with the collector off stay in its youngest generation until a collection
+walks them once to file them under the older ones: 0.4 s for the first state of a
+10,000-table worker, which its first request paid. The first state stays until a
+metadata change, so it is moved to the permanent generation instead (`keep_started`),
+which no collection walks, and back to the oldest one when a newer state replaces it
+(`release_started`), so that its cycles can be freed.
 """
 
 from __future__ import annotations
@@ -16,13 +23,32 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, file_away: bool = False) -> Iterator[None]:
     """The block runs with the cyclic collector off; it is on again after it if it was
-    on before (a block inside another leaves it to the outer one)."""
+    on before (a block inside another leaves it to the outer one). `file_away`, for a
+    block whose objects stay (a role's schema: hundreds of thousands of objects): one
+    collection of the young generations afterwards files them under the oldest one, as
+    the collector's own young collections would have, so they count towards its next
+    full collection (which frees the schemas a new one replaced)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_on:
+            if file_away:
+                gc.collect(1)
             gc.enable()
+
+
+def keep_started() -> None:
+    """Move every object tracked now (a worker's first state, just loaded) to the
+    permanent generation (`gc.freeze`): no collection walks it again (module docstring)."""
+    gc.freeze()
+
+
+def release_started() -> None:
+    """Give the objects `keep_started` moved back to the oldest generation (a newer state
+    replaced them: their cycles must be freeable); nothing when none are kept."""
+    if gc.get_freeze_count():
+        gc.unfreeze()

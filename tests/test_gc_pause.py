@@ -1,13 +1,20 @@
-"""`svc.gc_pause.gc_paused`: the collector is off inside, on again after (also after an
-error), and a block inside another leaves it off until the outer one ends."""
+"""`svc.gc_pause`: the collector is off inside `gc_paused`, on again after (also after an
+error), and a block inside another leaves it off until the outer one ends; `file_away`
+files the block's objects under the older generations; an engine's first state is frozen
+(`keep_started`) until the first metadata change releases it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import weakref
+from collections.abc import Callable
 
 import pytest
 
-from svc.gc_pause import gc_paused
+from svc.api.engine import Engine
+from svc.config import Config
+from svc.gc_pause import gc_paused, release_started
 
 
 def test_paused_inside_restored_after_even_on_error() -> None:
@@ -31,3 +38,54 @@ def test_off_before_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+class _Node:
+    """An object the collector tracks."""
+
+    def __init__(self) -> None:
+        self.me = self  # a cycle: only the collector frees it
+
+
+def test_file_away_moves_the_block_objects_out_of_the_young_generation() -> None:
+    gc.collect()
+    with gc_paused(file_away=True):
+        made = [_Node() for _ in range(5000)]
+    assert gc.get_count()[0] < 1000  # gen 0 emptied into the older ones
+    assert all(gc.is_tracked(n) for n in made[:10])
+
+
+def test_kept_objects_are_walked_by_no_collection_until_released(
+    new_database: Callable[[], str],
+) -> None:
+    """A worker's first state is frozen when the engine starts; the first metadata change
+    gives it back to the collector, and a cycle made before then is freed."""
+    url = new_database()
+    gc.collect()
+    kept = weakref.ref(_made_cycle())
+
+    async def go() -> None:
+        eng = await Engine.start(Config(database_url=url, log_requests=False))
+        try:
+            assert gc.get_freeze_count() > 0
+            gc.collect()
+            assert kept() is not None  # frozen: the collection did not look at it
+            await eng.metadata(
+                {"type": "run_sql", "args": {"sql": "create table t (id int)"}}, "admin"
+            )
+            await eng.metadata({"type": "track_table", "args": "t"}, "admin")
+            assert gc.get_freeze_count() == 0
+        finally:
+            await eng.close()
+
+    try:
+        asyncio.run(go())
+        gc.collect()
+        assert kept() is None
+    finally:
+        release_started()
+
+
+def _made_cycle() -> _Node:
+    """A cycle no one refers to once the caller drops it (kept only by a weak reference)."""
+    return _Node()

@@ -43,7 +43,7 @@ from svc.execute.db import ANONYMOUS, Database, Sources
 from svc.execute.listener import VersionListener
 from svc.execute.params import resolve
 from svc.execute.pg_dump import pg_dump
-from svc.gc_pause import gc_paused
+from svc.gc_pause import gc_paused, keep_started, release_started
 from svc.metadata.model import DEFAULT_SOURCE, encode_metadata
 from svc.metadata.read_replicas import replica_confs
 from svc.metadata.sources import served_sources
@@ -159,6 +159,7 @@ class Engine:
                     "(the reference requires it; svc's catalog does not)"
                 )
             state = await cls._load(db, Resources.of(config))
+            keep_started()  # no collection walks the first state (`svc.gc_pause`)
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
@@ -287,6 +288,7 @@ class Engine:
         """Make `state` current and tell the other workers (raise the shared counter).
         Called with the write lock held, after the version is committed."""
         self.state = state
+        release_started()  # the first state's cycles may be freed now (`svc.gc_pause`)
         self._synced = max(self._synced, state.version)
         self._use_replicas(state)
         if self._shared is not None:

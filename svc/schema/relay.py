@@ -44,10 +44,11 @@ from graphql import (
     GraphQLString,
 )
 
+from svc.gc_pause import gc_paused
 from svc.ir.model import Function, Ir, Table
 from svc.ir.role_view import RoleView
 from svc.naming import field_case
-from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder, collector_paused
+from svc.schema.build import RECURSION_LIMIT, VIEW_KEY, SchemaBuilder
 from svc.schema.directives import DIRECTIVES
 from svc.schema.info import FieldKind
 from svc.schema.info import info as _info
@@ -262,7 +263,7 @@ def build_relay_schema(ir: Ir, view: RoleView) -> GraphQLSchema:
     """The Relay schema of `view.role` (module docstring): what the role's `RoleView`
     allows, in the Relay shape. The planner finds the view with `schema_view` and knows
     the schema by `is_relay_schema`."""
-    with collector_paused():
+    with gc_paused(file_away=True):
         return apply_naming(RelaySchemaBuilder(ir, view).build_relay(), ir)  # `svc.naming`
 
 
