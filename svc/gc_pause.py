@@ -17,6 +17,7 @@ which no collection walks, and back to the oldest one when a newer state replace
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 from collections.abc import Iterator
@@ -52,3 +53,16 @@ def release_started() -> None:
     replaced them: their cycles must be freeable); nothing when none are kept."""
     if gc.get_freeze_count():
         gc.unfreeze()
+
+
+def collect_soon() -> None:
+    """A full collection at the event loop's next turn (after the request that calls it
+    has handed its answer over), or now without a running loop: a dropped build's cycles
+    (a fresh whole schema, `State.whole_schema`: ~300 MB and 1.2 s to free at 10,000
+    tables) are freed then rather than whenever the next full collection comes."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        gc.collect()
+        return
+    loop.call_soon(gc.collect)

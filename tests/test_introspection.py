@@ -13,7 +13,9 @@ and generated IRs of `tests/test_schema_build.py` for each role.
 Answers are kept in the state's plan cache per document and variables
 (`GraphQLService._introspection`): asked again they are not made again, other variables
 get their own, a metadata change answers from the new schema, and an answer larger than a
-cache entry may be is made each time.
+cache entry may be is made each time. Listing every type walks a fresh build of the role's
+schema (`State.whole_schema`), so the served one stays lazy; other introspection reads
+the served one.
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ from graphql.execution.collect_fields import collect_fields
 
 from svc.api.engine import Engine
 from svc.api.graphql import GraphQLService
-from svc.api.state import LARGEST_ENTRY
+from svc.api.state import LARGEST_ENTRY, State
 from svc.config import Config
 from svc.ir.model import Ir
 from svc.schema import build_schema as build_role_schema
 from svc.schema.introspection import introspect
+from svc.schema.lazy import is_whole
 from tests.test_schema_build import ROLES, irs  # noqa: F401 (the module's fixture)
 
 SDL = '''
@@ -210,9 +213,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     made: list[str] = []
     plain = GraphQLService._introspect
 
-    def counting(schema: GraphQLSchema, prepared: Any, variables: dict[str, Any]) -> Any:
+    def counting(
+        schema: GraphQLSchema, prepared: Any, variables: dict[str, Any], *rest: Any
+    ) -> Any:
         made.append(str(variables))
-        return plain(schema, prepared, variables)
+        return plain(schema, prepared, variables, *rest)
 
     monkeypatch.setattr(GraphQLService, "_introspect", staticmethod(counting))
     yield made
@@ -264,3 +269,32 @@ def test_an_answer_too_large_for_the_cache_is_made_each_time(
         assert len(counted) == 2
 
     _run(new_database(), steps, plan_cache_bytes=CACHE_BYTES)
+
+
+def test_listing_every_type_leaves_the_served_schema_lazy(
+    new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh: list[str] = []
+    plain = State.whole_schema
+
+    def counting(state: State, role: str) -> GraphQLSchema:
+        fresh.append(role)
+        return plain(state, role)
+
+    monkeypatch.setattr(State, "whole_schema", counting)
+
+    async def steps(eng: Engine) -> None:
+        state = await eng.current_state()
+        for query in ('{ __type(name: "item") { name } }', "{ __schema { queryType { name } } }"):
+            assert b'"name"' in await eng.graphql({"query": query}, "admin", {})
+        assert fresh == []
+        query = "{ __schema { types { name kind fields { name } } } }"
+        body = await eng.graphql({"query": query}, "admin", {})
+        assert fresh == ["admin"]
+        served = state.schema("admin")
+        assert not is_whole(served)
+        want = execute_sync(served, parse(query))  # makes the served schema whole
+        assert is_whole(served)
+        assert body == b'{"data":' + msgspec.json.encode(want.data) + b"}"
+
+    _run(new_database(), steps)

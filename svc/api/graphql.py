@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +65,7 @@ from svc.execute.db import Database, Sources
 from svc.execute.params import resolve
 from svc.execute.replicas import ON_PRIMARY
 from svc.execute.table_stats import StatsCache
-from svc.gc_pause import gc_paused
+from svc.gc_pause import collect_soon, gc_paused
 from svc.metadata.model import DEFAULT_SOURCE
 from svc.metadata.remote_schemas import remote_schemas
 from svc.plan.namespaces import nested_body
@@ -761,7 +761,16 @@ class GraphQLService:
                 key = None
         found: dict[str, bytes] | None = None if key is None else state.plans.get(key)
         if found is None:
-            found = self._introspect(state.schema(role), prepared, variables)
+            served, made = state.schema(role), []
+
+            def whole() -> GraphQLSchema:
+                made.append(state.whole_schema(role))
+                return made[-1]
+
+            found = self._introspect(served, prepared, variables, whole)
+            if made and made[0] is not served:
+                made.clear()  # the fresh schema's last reference
+                collect_soon()  # its cycles (`svc.gc_pause`)
             if key is not None:
                 size = ENTRY_BYTES + text_bytes(key) + sum(map(len, found.values()))
                 state.remember(key, found, size)
@@ -769,7 +778,10 @@ class GraphQLService:
 
     @staticmethod
     def _introspect(
-        schema: GraphQLSchema, prepared: Prepared, variables: dict[str, Any]
+        schema: GraphQLSchema,
+        prepared: Prepared,
+        variables: dict[str, Any],
+        whole: Callable[[], GraphQLSchema] | None = None,
     ) -> dict[str, bytes]:
         """The JSON answers of the introspection root fields (`__schema`, `__type`) by response
         key (`svc.schema.introspection`); a type that cannot be made raises
@@ -784,6 +796,6 @@ class GraphQLService:
         fields = collect_fields(schema, prepared.fragments, variables, root, op.selection_set)
         try:
             with gc_paused():  # an answer of millions of new dicts (`svc.gc_pause`)
-                return introspect(schema, fields, prepared.fragments, variables)
+                return introspect(schema, fields, prepared.fragments, variables, whole)
         except (GraphQLError, TypeError) as error:
             raise validation_failed(str(error)) from error

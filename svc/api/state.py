@@ -21,6 +21,7 @@ from svc.errors import SvcError
 from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata, MetadataDecoder
+from svc.schema.lazy import is_whole
 from svc.schema.names import carry_names
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
@@ -310,9 +311,10 @@ class State:
         self.schemas[role] = result.schema
         return result.schema
 
-    def role_schema(self, role: str) -> RoleSchema:
+    def role_schema(self, role: str, fresh: bool = False) -> RoleSchema:
         """`role`'s schema and what it was built without (`svc.schema.role_schema`,
-        remembered on the IR); the Relay API's for a Relay state (`relay_state`)."""
+        remembered on the IR unless `fresh`); the Relay API's for a Relay state
+        (`relay_state`)."""
         return role_schema(
             self.ir,
             self.metadata,
@@ -321,7 +323,21 @@ class State:
             infer_functions=self.resources.infer_function_permissions,
             backend_only=self.backend_only,
             relay=self.relay,
+            fresh=fresh,
         )
+
+    def whole_schema(self, role: str) -> GraphQLSchema:
+        """`role`'s schema, for a reader of every type (introspection's `__schema { types
+        }`): the served one (`schema`) when it is whole already (naming conventions,
+        namespaces and remote schemas make it whole); otherwise a fresh build of it, which
+        the caller makes whole and drops, so that one introspection does not keep every
+        type of the role for the rest of the metadata version (~300 MB a role at 10,000
+        tables, `bench.scale`). Raises as `schema`."""
+        served = self.schema(role)
+        if is_whole(served):
+            return served
+        fresh = self.role_schema(role, fresh=True).schema
+        return served if fresh is None else fresh
 
     def check_role(self, role: str) -> tuple[Inconsistency, ...]:
         """Build `role`'s schema if not built yet (kept for its requests); its issues.

@@ -217,6 +217,7 @@ class _Plan:
     type_name: str
     entries: tuple[_Entry, ...] = ()
     memo: dict[int, bytes] | None = None
+    fields: frozenset[str] = frozenset()  # the introspection fields it reads
 
     def write(self, obj: Any, out: list[bytes]) -> None:
         """Append the JSON of `obj` under this plan to `out`."""
@@ -272,7 +273,8 @@ class _Compiler:
             self._entry(type_name, (b"," if i else b"{") + _encode(key) + b":", found)
             for i, (key, found) in enumerate(collected.items())
         ]
-        return _Plan(type_name, tuple(entries), {} if memo else None)
+        names = frozenset(found[0].name.value for found in collected.values())
+        return _Plan(type_name, tuple(entries), {} if memo else None, names)
 
     def _entry(self, type_name: str, prefix: bytes, nodes: list[FieldNode]) -> _Entry:
         name = nodes[0].name.value
@@ -333,17 +335,24 @@ def introspect(
     nodes: Mapping[str, list[FieldNode]],
     fragments: Mapping[str, FragmentDefinitionNode],
     variables: Mapping[str, Any],
+    whole: Callable[[], GraphQLSchema] | None = None,
 ) -> dict[str, bytes]:
     """The JSON answers of the root fields `nodes` (response key -> the field nodes of
     that key, as graphql-core's `collect_fields` gives them) that are `__schema` or
     `__type`, by response key; other keys are left out. `variables` are the request's
-    coerced variables. Raises what a type's fields raise when made (`svc.schema.lazy`)."""
+    coerced variables; `whole`, when given, the schema to list `__schema { types }` from
+    (the same types as `schema`'s: `State.whole_schema`), asked once. Raises what a
+    type's fields raise when made (`svc.schema.lazy`)."""
     compiler = _Compiler(schema, fragments, variables)
     out: dict[str, bytes] = {}
     for key, found in nodes.items():
         name, parts = found[0].name.value, list[bytes]()
         if name == "__schema":
-            compiler.plan("__Schema", found).write(schema, parts)
+            plan = compiler.plan("__Schema", found)
+            if whole is not None and "types" in plan.fields:
+                compiler = _Compiler(whole(), fragments, variables)
+                whole, plan = None, compiler.plan("__Schema", found)
+            plan.write(compiler.schema, parts)
         elif name == "__type":
             args = get_argument_values(TypeMetaFieldDef, found[0], dict(variables))
             t = schema.get_type(args["name"])

@@ -115,6 +115,11 @@ class LazyDict(dict[str, Any]):
         self._find = find
         self._whole: Callable[[], dict[str, Any]] | None = whole
 
+    @property
+    def made_whole(self) -> bool:
+        """Whether every entry is made (reading it whole costs nothing more)."""
+        return self._whole is None
+
     def finding(self, find: Callable[[str], Any | None]) -> None:
         """Look names up with `find`."""
         self._find = find
@@ -199,3 +204,10 @@ class LazyTypeMap(LazyDict):
 
     def _found(self, value: Any) -> Any:
         return filled(value)
+
+
+def is_whole(schema: Any) -> bool:
+    """Whether `schema`'s type map is whole: an eager schema's, or a lazy one made whole
+    (reading every type then makes nothing)."""
+    type_map = schema.type_map
+    return not isinstance(type_map, LazyDict) or type_map.made_whole

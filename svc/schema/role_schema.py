@@ -72,23 +72,26 @@ def role_schema(
     streaming: bool | None = None,
     backend_only: bool = False,
     relay: bool = False,
+    fresh: bool = False,
 ) -> RoleSchema:
     """The schema of `role` over `ir` and `md`'s remote schemas as introspected in
     `remotes`, with the objects it could not be built with left out (see the module);
     `backend_only`: with the role's `backend_only` writes (`RoleView.backend_only`);
     `relay`: the role's Relay API schema (`svc.schema.relay`, no remote schemas), left
-    out of the same way; remembered on `ir` for these inputs. Never raises for bad
+    out of the same way; remembered on `ir` for these inputs, unless `fresh` (a new
+    build, not remembered: its objects are the caller's alone). Never raises for bad
     metadata."""
     memo: dict[Any, Any] = ir.derived.setdefault(__name__, {})
     key = (role, infer_functions, streaming, backend_only, relay)
     snapshot = _snapshot(md, remotes)
-    found = memo.get(key)
+    found = None if fresh else memo.get(key)
     if found is not None and found[0] is md and found[1] == snapshot:
         result: RoleSchema = found[2]
         return result
     build = _RoleBuild(ir, md, role, remotes, infer_functions, streaming, backend_only, relay)
     result = build.run()
-    memo[key] = (md, snapshot, result)
+    if not fresh:
+        memo[key] = (md, snapshot, result)
     return result
 
 
