@@ -15,12 +15,13 @@ Answers are kept in the state's plan cache per document and variables
 get their own, a metadata change answers from the new schema, and an answer larger than a
 cache entry may be is made each time. Listing every type walks a fresh build of the role's
 schema (`State.whole_schema`), so the served one stays lazy; other introspection reads
-the served one.
+the served one. The answers are made in a worker thread (the event loop keeps serving).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -296,5 +297,27 @@ def test_listing_every_type_leaves_the_served_schema_lazy(
         want = execute_sync(served, parse(query))  # makes the served schema whole
         assert is_whole(served)
         assert body == b'{"data":' + msgspec.json.encode(want.data) + b"}"
+
+    _run(new_database(), steps)
+
+
+def test_answers_are_made_off_the_loop(
+    new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[threading.Thread] = []
+    plain = GraphQLService._introspect_role.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: Any, *args: Any) -> Any:
+        threads.append(threading.current_thread())
+        return plain(cls, *args)
+
+    monkeypatch.setattr(GraphQLService, "_introspect_role", classmethod(recording))
+
+    async def steps(eng: Engine) -> None:
+        query = "{ __schema { types { name fields { name args { name } } } } }"
+        first = await eng.graphql({"query": query}, "admin", {})
+        assert threads and threads[0] is not threading.main_thread()
+        again = await eng.graphql({"query": query + " "}, "admin", {})  # not cached
+        assert again == first and len(threads) == 2
 
     _run(new_database(), steps)

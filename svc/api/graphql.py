@@ -115,6 +115,11 @@ class Compiled:
     db: Database
 
 
+def introspects(plan: QueryPlan) -> bool:
+    """Whether `plan` has an introspection root (`__schema`, `__type`)."""
+    return any(r.select is None for r in plan.roots)
+
+
 def _key(alias: str) -> bytes:
     """`"alias":`, the start of a root field in the answer."""
     return _encode(alias) + b":"
@@ -162,6 +167,7 @@ def _not_explainable(op: OperationDefinitionNode, planned: OperationPlan) -> Svc
 _SEEN = object()  # plan-cache keys `(_SEEN, role, request bytes)` → `Seen`
 # plan-cache keys `(_INTROSPECTION, prepared.key, variables' JSON)` → introspection answers
 _INTROSPECTION = object()
+_NO_ANSWERS: dict[str, bytes] = {}  # of a plan without introspection roots (never written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,7 +597,10 @@ class GraphQLService:
         if body is not None and len(compiled.aliases) == len(plan.roots) and not plan.namespaced:
             seen = Seen.of(compiled, variables, limits, self.answer_bytes(role))
             state.remember((_SEEN, role, body), seen, seen.footprint(body))
-        return self._assemble(state, role, prepared, compiled.plan, values, variables)
+        answers = _NO_ANSWERS
+        if introspects(plan):
+            answers = await self.introspection(state, role, prepared, plan, variables)
+        return self._assemble(prepared, plan, values, answers)
 
     async def prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
         """`req`'s document for `role`, parsed and validated (cached; a large one in a
@@ -722,18 +731,15 @@ class GraphQLService:
             state.plans.grow((role, req.query, req.operationName), ENTRY_BYTES)
         return found
 
+    @staticmethod
     def _assemble(
-        self,
-        state: State,
-        role: str,
         prepared: Prepared,
         plan: QueryPlan,
         values: dict[str, bytes],
-        variables: dict[str, Any],
+        introspection: dict[str, bytes],
     ) -> bytes:
-        introspection: dict[str, bytes] = {}
-        if any(r.select is None for r in plan.roots):
-            introspection = self._introspection(state, role, prepared, variables)
+        """The `{"data": …}` body of `plan`'s roots: the database's JSON `values` and the
+        `introspection` answers (`introspection`), by alias."""
         answers: list[bytes] = []
         for root in plan.roots:
             if root.select is None:
@@ -746,13 +752,22 @@ class GraphQLService:
             return nested_body([root.alias for root in plan.roots], answers)
         return _data_body([_key(root.alias) for root in plan.roots], answers)
 
-    def _introspection(
-        self, state: State, role: str, prepared: Prepared, variables: dict[str, Any]
+    async def introspection(
+        self,
+        state: State,
+        role: str,
+        prepared: Prepared,
+        plan: QueryPlan,
+        variables: dict[str, Any],
     ) -> dict[str, bytes]:
-        """`_introspect`'s answers, kept in the state's plan cache per document and
-        variables: the schema they describe is the state's, so a metadata change (a new
-        state) drops them; an answer larger than the cache allows one entry (1/8 of
-        `plan_cache_bytes`: 8 MB by default, some 1,300 tables) is made anew each time."""
+        """The answers of `plan`'s introspection roots by alias (none without one), kept in
+        the state's plan cache per document and variables: the schema they describe is
+        the state's, so a metadata change (a new state) drops them; an answer larger than
+        the cache allows one entry (1/8 of `plan_cache_bytes`: 8 MB by default, some 1,300
+        tables) is made anew each time. Made in a worker thread (seconds for a big schema:
+        the event loop keeps serving meanwhile). Raises `validation-failed`."""
+        if not introspects(plan):
+            return _NO_ANSWERS
         key = None
         if prepared.key is not None:
             try:
@@ -761,20 +776,30 @@ class GraphQLService:
                 key = None
         found: dict[str, bytes] | None = None if key is None else state.plans.get(key)
         if found is None:
-            served, made = state.schema(role), []
-
-            def whole() -> GraphQLSchema:
-                made.append(state.whole_schema(role))
-                return made[-1]
-
-            found = self._introspect(served, prepared, variables, whole)
-            if made and made[0] is not served:
-                made.clear()  # the fresh schema's last reference
-                collect_soon()  # its cycles (`svc.gc_pause`)
+            made = await asyncio.to_thread(self._introspect_role, state, role, prepared, variables)
+            found, fresh = made
+            if fresh:  # its cycles, once the answer is handed over (`svc.gc_pause`)
+                collect_soon()
             if key is not None:
                 size = ENTRY_BYTES + text_bytes(key) + sum(map(len, found.values()))
                 state.remember(key, found, size)
         return found
+
+    @classmethod
+    def _introspect_role(
+        cls, state: State, role: str, prepared: Prepared, variables: dict[str, Any]
+    ) -> tuple[dict[str, bytes], bool]:
+        """`_introspect` over `role`'s served schema, listing every type from
+        `State.whole_schema`; and whether a fresh schema was made for that (dropped now:
+        a garbage of cycles, which only a collection frees)."""
+        served, made = state.schema(role), []
+
+        def whole() -> GraphQLSchema:
+            made.append(state.whole_schema(role))
+            return made[-1]
+
+        answers = cls._introspect(served, prepared, variables, whole)
+        return answers, bool(made) and made[0] is not served
 
     @staticmethod
     def _introspect(

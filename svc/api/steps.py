@@ -196,7 +196,10 @@ async def _database(run: Run, step: DatabaseStep) -> dict[str, Any]:
             texts = await db.query_json(statement.sql, args, columns, run.timeout)
             check_bytes(sum(map(len, texts)), bound, run.role)
             values = dict(zip(aliases, texts, strict=True))
-        body = service._assemble(run.state, run.role, run.prepared, plan, values, run.variables)
+        answers = await service.introspection(
+            run.state, run.role, run.prepared, plan, run.variables
+        )
+        body = service._assemble(run.prepared, plan, values, answers)
     else:
         tables = run.state.ir.tables
         body = await execute_mutation(
