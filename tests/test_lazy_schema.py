@@ -131,3 +131,40 @@ def test_threads_fill_one_schema(irs: dict[str, Ir]) -> None:  # noqa: F811
     for name in names:  # one object per name, whichever thread made it
         assert len({id(s[name]) for s in seen}) == 1, name
     assert print_schema(lazy) == print_schema(eager)
+
+
+def test_two_builds_fill_under_their_own_locks(irs: dict[str, Ir]) -> None:  # noqa: F811
+    """A build's fills and lookups take its own lock: one schema made whole in a thread
+    (introspection's fresh build) never holds up another's (the served one's)."""
+    ir = irs["generated"]
+    held, busy = _lazy(ir, "admin"), _lazy(ir, "admin")
+    names = [n for n in _eager(ir, "admin").type_map if not n.startswith("__")]
+    lock = held.type_map._lock  # type: ignore[attr-defined]
+    assert lock is not busy.type_map._lock  # type: ignore[attr-defined]
+    taken, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            taken.set()
+            release.wait(10)
+
+    def look() -> None:
+        for name in names[-20:]:
+            found = busy.get_type(name)
+            assert found is not None
+            assert found.fields if hasattr(found, "fields") else True
+        done.set()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert taken.wait(10)
+        looker = threading.Thread(target=look)
+        looker.start()
+        assert done.wait(10)  # with one lock for both builds it would wait for `release`
+        assert not release.is_set()
+    finally:
+        release.set()
+        holder.join()
+        looker.join()
+    assert held.get_type(names[-1]) is not None  # the held build still works after

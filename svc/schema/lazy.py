@@ -6,8 +6,11 @@ A role's schema over 10,000 tables is some 370,000 types; a request reads a hand
 - the root types are built as before (their fields name the first types of each table,
   created empty);
 - an object or input type made with a thunk is a `LazyObjectType`/`LazyInputObjectType`
-  whose `fields` runs the thunk on first read (under one lock per process: a role's
-  schema is read by the event loop and by the role check's thread), stores the dict on the
+  whose `fields` runs the thunk on first read (under its build's lock: a role's schema is
+  read by the event loop, the role check's thread and introspection's thread; one lock
+  per build, since a build's types reach only each other and its builder's memo, so a
+  fresh schema made whole in a thread never holds up the served one's fills), stores the
+  dict on the
   object and makes it the plain graphql-core class again, so later reads are plain
   attribute reads and `type(t) is GraphQLObjectType` holds for every filled type;
 - `GraphQLSchema.type_map` is a `LazyTypeMap`: a name is looked up among the types made so
@@ -32,14 +35,20 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLInputObjectType, GraphQLObjectType
 
-# One lock for every fill in the process: fills are short (one type's fields) and may
-# nest (a thunk reading another type), so a re-entrant lock, never two to order.
+# The lock of fills made outside a build's own (`LazyTypes.lock`): fills are short (one
+# type's fields) and may nest within one build (a thunk reading another type), so
+# re-entrant locks, and never two builds' locks held at once.
 FILL_LOCK = threading.RLock()
+
+
+def new_fill_lock() -> Any:
+    """A lock for the fills of one schema build (module docstring)."""
+    return threading.RLock()
 
 
 def _fill(t: Any) -> dict[str, Any]:
     """Run `t`'s thunk once (see the module docstring); its fields."""
-    with FILL_LOCK:
+    with getattr(t, "_lock", FILL_LOCK):
         found: dict[str, Any] | None = t.__dict__.get("fields")
         if found is not None:
             return found  # another thread, or a nested read, filled it
@@ -52,7 +61,7 @@ def _fill(t: Any) -> dict[str, Any]:
         t._fields = own
         t.__dict__["fields"] = own  # published: later reads never reach `_LazyFields`
         t.__class__ = t._plain
-        del t._thunk, t._plain
+        del t._thunk, t._plain, t._lock  # a plain graphql-core object again
         return own
 
 
@@ -81,12 +90,13 @@ class LazyInputObjectType(GraphQLInputObjectType):
 LAZY_CLASSES = {GraphQLObjectType: LazyObjectType, GraphQLInputObjectType: LazyInputObjectType}
 
 
-def lazy(plain: type, t: Any, thunk: Callable[[], dict[str, Any]]) -> None:
+def lazy(plain: type, t: Any, thunk: Callable[[], dict[str, Any]], lock: Any = FILL_LOCK) -> None:
     """Make the new, empty named type `t` (of graphql-core class `plain`) fill itself with
-    `thunk()` on first read."""
+    `thunk()` on first read, under `lock` (its build's)."""
     t.__class__ = LAZY_CLASSES[plain]
     t._thunk = thunk
     t._plain = plain
+    t._lock = lock
 
 
 def filled(t: Any) -> Any:
@@ -110,10 +120,12 @@ class LazyDict(dict[str, Any]):
         known: dict[str, Any],
         whole: Callable[[], dict[str, Any]],
         find: Callable[[str], Any | None] | None = None,
+        lock: Any = FILL_LOCK,
     ) -> None:
         super().__init__(known)
         self._find = find
         self._whole: Callable[[], dict[str, Any]] | None = whole
+        self._lock = lock  # its build's (module docstring)
 
     @property
     def made_whole(self) -> bool:
@@ -135,7 +147,7 @@ class LazyDict(dict[str, Any]):
     def get(self, name: str, default: Any = None) -> Any:
         found = dict.get(self, name)
         if found is None and self._whole is not None:
-            with FILL_LOCK:
+            with self._lock:
                 found = dict.get(self, name)
                 if found is None and self._whole is not None:
                     found = self._find(name) if self._find is not None else None
@@ -156,7 +168,7 @@ class LazyDict(dict[str, Any]):
         """Make every entry, in `whole()`'s order."""
         if self._whole is None:
             return
-        with FILL_LOCK:
+        with self._lock:
             if self._whole is None:
                 return
             every = self._whole()

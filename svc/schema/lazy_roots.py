@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLField
 
 from svc.ir.model import ROOT_FIELD_KINDS, Ir, Table
-from svc.schema.lazy import LazyDict
+from svc.schema.lazy import FILL_LOCK, LazyDict
 
 if TYPE_CHECKING:
     from svc.schema.build import SchemaBuilder
@@ -52,12 +52,15 @@ def lazy_roots(b: SchemaBuilder) -> Roots | None:
     roots = _LazyRoots(b)
     if not roots.has_query():
         return None
-    query = LazyDict({}, lambda: b.root_fields()[0], roots.query_field)
+    lock = getattr(b.t, "lock", FILL_LOCK)  # the build's (`svc.schema.lazy`)
+    query = LazyDict({}, lambda: b.root_fields()[0], roots.query_field, lock)
     mutation = (
-        LazyDict({}, b.mutation_fields, roots.mutation_field) if roots.has_mutation() else None
+        LazyDict({}, b.mutation_fields, roots.mutation_field, lock)
+        if roots.has_mutation()
+        else None
     )
     subscription = (
-        LazyDict({}, lambda: b.root_fields()[1], roots.subscription_field)
+        LazyDict({}, lambda: b.root_fields()[1], roots.subscription_field, lock)
         if roots.has_subscription()
         else None
     )

@@ -39,7 +39,7 @@ from graphql import (
 )
 
 from svc.schema.directives import DIRECTIVES
-from svc.schema.lazy import LazyDict, LazyTypeMap, filled, lazy
+from svc.schema.lazy import LazyDict, LazyTypeMap, filled, lazy, new_fill_lock
 
 FieldsThunk = Callable[[], dict[str, Any]]
 # Fields now, or a thunk giving them once every type exists. The builder passes fields now
@@ -207,7 +207,12 @@ class Types:
 
 class LazyTypes(Types):
     """`Types` whose thunk-made types fill themselves on first read and whose schema's type
-    map is filled on lookup (`svc.schema.lazy`), with the builder's finder."""
+    map is filled on lookup (`svc.schema.lazy`), with the builder's finder; `lock` guards
+    every fill and lookup of this build."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = new_fill_lock()
 
     def object_type(
         self, name: str, fields: Fields, description: str | None = None
@@ -227,7 +232,7 @@ class LazyTypes(Types):
         t._interfaces = None
         t.is_type_of = None
         t.interfaces = ()
-        lazy(GraphQLObjectType, t, fields)
+        lazy(GraphQLObjectType, t, fields, self.lock)
         return t  # type: ignore[no-any-return]
 
     def input_type(
@@ -238,7 +243,7 @@ class LazyTypes(Types):
             return super().input_type(name, fields, description)
         t = _named(GraphQLInputObjectType, name, description)
         t.is_one_of = False
-        lazy(GraphQLInputObjectType, t, fields)
+        lazy(GraphQLInputObjectType, t, fields, self.lock)
         return t  # type: ignore[no-any-return]
 
     def schema(
@@ -253,7 +258,9 @@ class LazyTypes(Types):
         roots = [r for r in (query, mutation, subscription) if r is not None]
         known = {t.name: t for t in _referenced_types(None)}
         known.update((r.name, r) for r in roots)
-        type_map = LazyTypeMap(known, lambda: whole_map(query, mutation, subscription))
+        type_map = LazyTypeMap(
+            known, lambda: whole_map(query, mutation, subscription), lock=self.lock
+        )
         return _schema(type_map, query, mutation, subscription, True)
 
     def finish(self) -> None:
