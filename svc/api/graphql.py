@@ -600,7 +600,7 @@ class GraphQLService:
         answers = _NO_ANSWERS
         if introspects(plan):
             answers = await self.introspection(state, role, prepared, plan, variables)
-        return self._assemble(prepared, plan, values, answers)
+        return self._assemble(plan, values, answers)
 
     async def prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:
         """`req`'s document for `role`, parsed and validated (cached; a large one in a
@@ -733,13 +733,10 @@ class GraphQLService:
 
     @staticmethod
     def _assemble(
-        prepared: Prepared,
-        plan: QueryPlan,
-        values: dict[str, bytes],
-        introspection: dict[str, bytes],
+        plan: QueryPlan, values: dict[str, bytes], introspection: dict[str, bytes]
     ) -> bytes:
-        """The `{"data": …}` body of `plan`'s roots: the database's JSON `values` and the
-        `introspection` answers (`introspection`), by alias."""
+        """The `{"data": …}` body of `plan`'s roots from the database's JSON `values` and
+        the `introspection` answers (`GraphQLService.introspection`), by alias."""
         answers: list[bytes] = []
         for root in plan.roots:
             if root.select is None:

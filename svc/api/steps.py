@@ -199,7 +199,7 @@ async def _database(run: Run, step: DatabaseStep) -> dict[str, Any]:
         answers = await service.introspection(
             run.state, run.role, run.prepared, plan, run.variables
         )
-        body = service._assemble(run.prepared, plan, values, answers)
+        body = service._assemble(plan, values, answers)
     else:
         tables = run.state.ir.tables
         body = await execute_mutation(
