@@ -207,7 +207,7 @@ class _Entry:
     many: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Plan:
     """The compiled selection of one introspection type. `memo`, for a `__Type` reached
     through a field (not the schema's `types`, each met once): the JSON of each type made
