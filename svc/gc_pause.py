@@ -20,26 +20,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator
+
+# Blocks may run at once in several threads (a load on the event loop, introspection in
+# a worker thread): the collector is off while any runs and on again after the last, if it
+# was on before the first. A count under a lock, so no interleaving leaves it off.
+_LOCK = threading.Lock()
+_paused = 0  # blocks running now
+_was_on = False  # whether the collector was on when the first of them began
 
 
 @contextlib.contextmanager
 def gc_paused(*, file_away: bool = False) -> Iterator[None]:
-    """The block runs with the cyclic collector off; it is on again after it if it was
-    on before (a block inside another leaves it to the outer one). `file_away`, for a
-    block whose objects stay (a role's schema: hundreds of thousands of objects): one
-    collection of the young generations afterwards files them under the oldest one, as
-    the collector's own young collections would have, so they count towards its next
-    full collection (which frees the schemas a new one replaced)."""
-    was_on = gc.isenabled()
-    gc.disable()
+    """The block runs with the cyclic collector off; it is on again after the last block
+    running (in any thread) ends, if it was on before the first began. `file_away`, for
+    a block whose objects stay (a role's schema: hundreds of thousands of objects): one
+    collection of the young generations afterwards (when it is the last) files them under
+    the oldest one, as the collector's own young collections would have, so they count
+    towards its next full collection (which frees the schemas a new one replaced)."""
+    global _paused, _was_on
+    with _LOCK:
+        if _paused == 0:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _paused += 1
     try:
         yield
     finally:
-        if was_on:
-            if file_away:
-                gc.collect(1)
-            gc.enable()
+        with _LOCK:
+            _paused -= 1
+            if _paused == 0 and _was_on:
+                if file_away:
+                    gc.collect(1)
+                gc.enable()
 
 
 def keep_started() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import weakref
 from collections.abc import Callable
 
@@ -89,3 +90,26 @@ def test_kept_objects_are_walked_by_no_collection_until_released(
 def _made_cycle() -> _Node:
     """A cycle no one refers to once the caller drops it (kept only by a weak reference)."""
     return _Node()
+
+
+def test_blocks_in_two_threads_leave_the_collector_on() -> None:
+    """Interleaved blocks of two threads: off while either runs, on after both, whichever
+    ends first."""
+    assert gc.isenabled()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with gc_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    first_in.wait(5)
+    with gc_paused():
+        second_in.set()
+        first_out.wait(5)
+        assert not gc.isenabled()  # the first ended; this one still runs
+    thread.join()
+    assert gc.isenabled()

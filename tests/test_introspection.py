@@ -38,6 +38,7 @@ from graphql import (
     validate,
 )
 from graphql.execution.collect_fields import collect_fields
+from graphql.type.introspection import introspection_types
 
 from svc.api.engine import Engine
 from svc.api.graphql import GraphQLService
@@ -45,7 +46,7 @@ from svc.api.state import LARGEST_ENTRY, State
 from svc.config import Config
 from svc.ir.model import Ir
 from svc.schema import build_schema as build_role_schema
-from svc.schema.introspection import introspect
+from svc.schema.introspection import RESOLVERS, introspect
 from svc.schema.lazy import is_whole
 from tests.test_schema_build import ROLES, irs  # noqa: F401 (the module's fixture)
 
@@ -82,6 +83,7 @@ SELECTIONS = [
         directive_is_repeatable=True,
         schema_description=True,
         input_value_deprecation=True,
+        experimental_directive_deprecation=True,
     ),
     get_introspection_query(descriptions=False),
     """query Q($all: Boolean!, $skip: Boolean!, $name: String!) {
@@ -139,6 +141,27 @@ def _compare(schema: GraphQLSchema, query: str, variables: dict[str, Any]) -> No
 @pytest.mark.parametrize("query", range(len(SELECTIONS)))
 def test_sdl_schema_answers_as_graphql_core(query: int, variables: dict[str, Any]) -> None:
     _compare(build_schema(SDL), SELECTIONS[query], variables)
+
+
+def test_every_introspection_field_has_a_resolver() -> None:
+    """Each field graphql-core's introspection types have is answered (a field added by a
+    newer graphql-core fails here, not as a 500)."""
+    for name, fields in RESOLVERS.items():
+        assert set(fields) == set(introspection_types[name].fields), name  # type: ignore[union-attr]
+
+
+def test_two_aliases_listing_types_build_one_whole_schema() -> None:
+    schema = build_schema(SDL)
+    asked: list[int] = []
+
+    def whole() -> GraphQLSchema:
+        asked.append(1)
+        return schema
+
+    query = "{ a: __schema { types { name } } b: __schema { types { kind } } }"
+    fields, fragments = _nodes(schema, query, {})
+    got = introspect(schema, fields, fragments, {}, whole)
+    assert asked == [1] and set(got) == {"a", "b"}
 
 
 def test_the_comparison_sees_a_difference() -> None:
@@ -319,5 +342,20 @@ def test_answers_are_made_off_the_loop(
         assert threads and threads[0] is not threading.main_thread()
         again = await eng.graphql({"query": query + " "}, "admin", {})  # not cached
         assert again == first and len(threads) == 2
+
+    _run(new_database(), steps)
+
+
+def test_concurrent_requests_make_the_answer_once(
+    new_database: Callable[[], str], counted: list[str]
+) -> None:
+    """Introspection answers are made one at a time per worker; the same request waiting
+    behind another takes its answer from the cache."""
+
+    async def steps(eng: Engine) -> None:
+        query = {"query": "{ __schema { types { name } } }"}
+        answers = await asyncio.gather(*(eng.graphql(query, "admin", {}) for _ in range(3)))
+        assert len(set(answers)) == 1 and b'"item"' in answers[0]
+        assert len(counted) == 1
 
     _run(new_database(), steps)

@@ -380,6 +380,10 @@ class GraphQLService:
         self.rate = RateCounter(rate_file)  # shared by the workers when `rate_file` is set
         self._limits_of: State | None = None
         self._limits: dict[str, RoleLimits] = {}
+        # Introspection answers made one at a time per worker: each may build a role's
+        # whole schema (~300 MB at 10,000 tables), and the same request waiting behind
+        # another takes its answer from the cache.
+        self._introspecting = asyncio.Semaphore(1)
 
     def limits(self, state: State, role: str) -> RoleLimits:
         """The API limits of `role` under `state` (resolved once per state and role)."""
@@ -762,7 +766,8 @@ class GraphQLService:
         the state's, so a metadata change (a new state) drops them; an answer larger than
         the cache allows one entry (1/8 of `plan_cache_bytes`: 8 MB by default, some 1,300
         tables) is made anew each time. Made in a worker thread (seconds for a big schema:
-        the event loop keeps serving meanwhile). Raises `validation-failed`."""
+        the event loop keeps serving meanwhile), one request at a time per worker (the
+        memory of a whole schema is taken once). Raises `validation-failed`."""
         if not introspects(plan):
             return _NO_ANSWERS
         key = None
@@ -772,15 +777,21 @@ class GraphQLService:
             except TypeError:  # a coerced value without JSON (none reaches introspection)
                 key = None
         found: dict[str, bytes] | None = None if key is None else state.plans.get(key)
-        if found is None:
-            made = await asyncio.to_thread(self._introspect_role, state, role, prepared, variables)
-            found, fresh = made
-            if fresh:  # its cycles, once the answer is handed over (`svc.gc_pause`)
-                collect_soon()
+        if found is not None:
+            return found
+        async with self._introspecting:
+            again: dict[str, bytes] | None = None if key is None else state.plans.get(key)
+            if again is not None:  # made while this one waited
+                return again
+            made, fresh = await asyncio.to_thread(
+                self._introspect_role, state, role, prepared, variables
+            )
             if key is not None:
-                size = ENTRY_BYTES + text_bytes(key) + sum(map(len, found.values()))
-                state.remember(key, found, size)
-        return found
+                size = ENTRY_BYTES + text_bytes(key) + sum(map(len, made.values()))
+                state.remember(key, made, size)
+        if fresh:  # its cycles, once the answer is handed over (`svc.gc_pause`)
+            collect_soon()
+        return made
 
     @classmethod
     def _introspect_role(

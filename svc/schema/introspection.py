@@ -185,6 +185,8 @@ RESOLVERS: dict[str, dict[str, tuple[Getter, str | None, bool]]] = {
         "description": (_attr("description"), None, False),
         "isRepeatable": (_attr("is_repeatable"), None, False),
         "locations": (lambda d, _a: [loc.name for loc in d.locations], None, False),
+        "isDeprecated": (lambda d, _a: d.deprecation_reason is not None, None, False),
+        "deprecationReason": (_attr("deprecation_reason"), None, False),
         "args": (
             lambda d, a: _live(d.args.items(), a),
             "__InputValue",
@@ -342,17 +344,21 @@ def introspect(
     `__type`, by response key; other keys are left out. `variables` are the request's
     coerced variables; `whole`, when given, the schema to list `__schema { types }` from
     (the same types as `schema`'s: `State.whole_schema`), asked once. Raises what a
-    type's fields raise when made (`svc.schema.lazy`)."""
+    type's fields raise when made (`svc.schema.lazy`), and graphql-core's `GraphQLError`
+    for an argument it cannot take (a null `if` or `name`: graphql-core answers such a
+    field null with an error; the whole request is refused here)."""
     compiler = _Compiler(schema, fragments, variables)
+    whole_compiler: _Compiler | None = None  # over `whole()`, once asked
     out: dict[str, bytes] = {}
     for key, found in nodes.items():
         name, parts = found[0].name.value, list[bytes]()
         if name == "__schema":
-            plan = compiler.plan("__Schema", found)
-            if whole is not None and "types" in plan.fields:
-                compiler = _Compiler(whole(), fragments, variables)
-                whole, plan = None, compiler.plan("__Schema", found)
-            plan.write(compiler.schema, parts)
+            use = compiler
+            if whole is not None and "types" in compiler.plan("__Schema", found).fields:
+                if whole_compiler is None:
+                    whole_compiler = _Compiler(whole(), fragments, variables)
+                use = whole_compiler
+            use.plan("__Schema", found).write(use.schema, parts)
         elif name == "__type":
             args = get_argument_values(TypeMetaFieldDef, found[0], dict(variables))
             t = schema.get_type(args["name"])
