@@ -76,8 +76,9 @@ def test_the_stream_walker_finds_writes() -> None:
 
 def test_no_module_global_state() -> None:
     """State is passed, not kept in module globals: no `global` statement under svc/ but
-    the process's signal state (a signal handler is process-wide by nature)."""
-    allowed = {"svc/server/lifecycle.py"}
+    the process's signal state and the cyclic collector's pause count (a signal handler
+    and the collector are process-wide by nature)."""
+    allowed = {"svc/server/lifecycle.py", "svc/gc_pause.py"}
     svc = ROOT / "svc"
     found = [
         f"{path.relative_to(ROOT)}:{node.lineno}"
