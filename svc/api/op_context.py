@@ -21,6 +21,7 @@ from svc.ir.inherited import InheritedConflict
 from svc.metadata.args import parse_args
 from svc.metadata.drop import drop_objects
 from svc.metadata.model import Metadata
+from svc.schema.lazy_roots import carry_root_index
 from svc.schema.names import new_schema_problem
 from svc.schema.remote_registry import RemoteRegistry
 
@@ -91,6 +92,7 @@ class Context:
         problem = new_schema_problem(self.ir, ir)
         if problem is not None:
             raise problem
+        carry_root_index(self.ir, ir)  # the lazy roots' name index, from what changed
         self.metadata, self.ir, self.metadata_changed = md, ir, True
 
 

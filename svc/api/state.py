@@ -22,6 +22,7 @@ from svc.ir import Inconsistency, Ir, build_ir
 from svc.ir.role_view import RoleView, role_view
 from svc.metadata.model import Metadata, MetadataDecoder
 from svc.schema.lazy import is_whole
+from svc.schema.lazy_roots import carry_root_index
 from svc.schema.names import carry_names
 from svc.schema.remote_registry import RemoteRegistry, remote_issues
 from svc.schema.role_schema import RoleSchema, known_issues, role_schema, schema_roles
@@ -237,6 +238,7 @@ class State:
         ir = build_ir(metadata, catalog, previous)
         if previous is not None:
             carry_names(previous, ir)  # its schema-name check, from what changed
+            carry_root_index(previous, ir)  # and its lazy roots' name index
         record("ir_build", time.perf_counter() - started)  # /v1/metrics
         return cls(version, metadata, catalog, ir, resources or Resources())
 
