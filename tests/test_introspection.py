@@ -12,8 +12,9 @@ and generated IRs of `tests/test_schema_build.py` for each role.
 
 Answers are kept in the state's plan cache per document and variables
 (`GraphQLService._introspection`): asked again they are not made again, other variables
-get their own, a metadata change answers from the new schema, and an answer larger than a
-cache entry may be is made each time. Listing every type walks a fresh build of the role's
+get their own, a metadata change answers from the new schema, an answer from
+`PACK_FROM` bytes is kept compressed, and an answer larger than a cache entry may be is
+made each time. Listing every type walks a fresh build of the role's
 schema (`State.whole_schema`), so the served one stays lazy; other introspection reads
 the served one. The answers are made in a worker thread (the event loop keeps serving).
 """
@@ -40,8 +41,10 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields
 from graphql.type.introspection import introspection_types
 
+from svc.api import packed_answers
 from svc.api.engine import Engine
 from svc.api.graphql import GraphQLService
+from svc.api.packed_answers import Packed
 from svc.api.state import LARGEST_ENTRY, State
 from svc.config import Config
 from svc.ir.model import Ir
@@ -293,6 +296,39 @@ def test_an_answer_too_large_for_the_cache_is_made_each_time(
         assert len(counted) == 2
 
     _run(new_database(), steps, plan_cache_bytes=CACHE_BYTES)
+
+
+def test_a_large_answer_is_kept_compressed(
+    new_database: Callable[[], str], counted: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `PACK_FROM` bytes an answer is kept zlib-compressed (the reference keeps an
+    introspection answer until the schema changes; 55 MB at 10,000 tables would not fit
+    a cache entry as it is) and given back equal; a metadata change drops it."""
+    monkeypatch.setattr(packed_answers, "PACK_FROM", 1024)
+    query = {"query": "{ __schema { types { name fields { name } inputFields { name } } } }"}
+
+    async def steps(eng: Engine) -> None:
+        answers = [await eng.graphql(query, "admin", {}) for _ in range(3)]
+        assert answers[0] == answers[1] == answers[2] and b'"item_bool_exp"' in answers[0]
+        assert len(counted) == 1
+        kept = [v for v in eng.state.plans._entries.values() if isinstance(v, Packed)]
+        assert len(kept) == 1 and kept[0].size < len(answers[0]) // 4
+        sql = "alter table item add column price int"
+        await eng.metadata({"type": "run_sql", "args": {"sql": sql}}, "admin")
+        again = await eng.graphql(query, "admin", {})
+        assert b'"price"' in again and len(counted) == 2
+
+    _run(new_database(), steps)
+
+
+def test_packing_gives_the_answers_back() -> None:
+    small = {"a": b'{"x":1}'}
+    assert packed_answers.kept_form(small) is small  # below PACK_FROM: kept as is
+    large = {"a": b'{"name":"t"},' * 200_000, "b": b"null"}
+    kept = packed_answers.kept_form(large)
+    assert isinstance(kept, Packed) and kept.size == packed_answers.kept_bytes(kept)
+    assert kept.size < packed_answers.PACK_FROM // 10
+    assert packed_answers.unpack(kept) == large
 
 
 def test_listing_every_type_leaves_the_served_schema_lazy(
