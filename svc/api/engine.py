@@ -158,8 +158,7 @@ class Engine:
                     "svc: pgcrypto is not available in this Postgres, so it was not created "
                     "(the reference requires it; svc's catalog does not)"
                 )
-            state = await cls._load(db, Resources.of(config))
-            keep_started()  # no collection walks the first state (`svc.gc_pause`)
+            state = await cls._load(db, Resources.of(config), first=True)
             if config.shared_version_file:
                 shared = SharedVersion.open(config.shared_version_file)
             engine = cls(config, sources, state, shared)
@@ -213,7 +212,11 @@ class Engine:
             self._shared = None
 
     @staticmethod
-    async def _load(db: Database, resources: Resources, previous: State | None = None) -> State:
+    async def _load(
+        db: Database, resources: Resources, previous: State | None = None, *, first: bool = False
+    ) -> State:
+        """The stored metadata's state (over `previous`'s IR and catalog when given);
+        `first`: the worker's first, kept out of every collection (`keep_started`)."""
         with gc_paused():  # millions of lasting objects (`svc.gc_pause`)
             async with db.transaction() as conn:
                 text, version = await db.read_metadata(conn)
@@ -224,7 +227,10 @@ class Engine:
                 catalog = await db.introspect(conn, md, known)
             ir = previous.ir if previous is not None else None
             await ensure_remotes(md, resources.remotes, refresh=True)  # introspect remotes
-            return State.build(version, md, catalog, resources, ir)
+            state = State.build(version, md, catalog, resources, ir)
+            if first:  # before the collector is on again: its next young collection
+                keep_started()  # would walk every object of the state (0.25 s at 10,000)
+            return state
 
     @property
     def _resources(self) -> Resources:
