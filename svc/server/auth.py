@@ -20,13 +20,16 @@ for `X-Svc-*` below, `svc.session_vars`), fixed here at construction.
 from __future__ import annotations
 
 import hmac
+from typing import TYPE_CHECKING
 
 from svc.config import Config
 from svc.errors import ErrorCode, SvcError
-from svc.server.jwt_auth import JwtVerifier
 from svc.server.session import Session, header_session
 from svc.server.webhook_auth import AuthWebhook
 from svc.session_vars import ADMIN_ROLE, names_for
+
+if TYPE_CHECKING:
+    from svc.server.jwt_auth import JwtVerifier
 
 __all__ = ["Authenticator", "Session"]
 
@@ -39,7 +42,12 @@ class Authenticator:
         self.config = config
         self.names = names = names_for(config.hasura_compat)
         self.secrets = tuple(s.encode() for s in config.admin_secrets)
-        self.jwt = JwtVerifier.from_config(config.jwt_secret, names) if config.jwt_secret else None
+        self.jwt: JwtVerifier | None = None
+        if config.jwt_secret:
+            # Here: pyjwt and cryptography take 0.1 s of each worker's start, JWT mode only.
+            from svc.server.jwt_auth import JwtVerifier
+
+            self.jwt = JwtVerifier.from_config(config.jwt_secret, names)
         self.webhook = (
             AuthWebhook(config.auth_hook, config.auth_hook_mode, names=names)
             if config.auth_hook
