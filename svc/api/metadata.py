@@ -304,7 +304,8 @@ async def clear_metadata(ctx: Context, body: QueryBody) -> Any:
 
 
 async def reload_metadata(ctx: Context, body: QueryBody) -> Any:
-    ctx.catalog = await ctx.db.introspect(ctx.conn, ctx.metadata)  # enum values read again
+    # The database read again (no kept answer), enum values too.
+    ctx.catalog = await ctx.db.introspect(ctx.conn, ctx.metadata, fresh=True)
     ctx.ir = build_ir(ctx.metadata, ctx.catalog, ctx.ir)
     ctx.schema_changed = True
     issues = await inconsistencies.listed(ctx)  # the role schemas' included

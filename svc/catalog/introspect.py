@@ -18,6 +18,8 @@ unique index is reported when it has no expression, no predicate and backs no co
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 
 INTROSPECTION_SQL = r"""
@@ -190,6 +192,9 @@ SELECT json_build_object(
   ), '[]')
 )::text
 """
+# Names the statement's text in `hdb_catalog.svc_catalog_cache` keys: another text (another
+# svc) never takes an answer of this one.
+INTROSPECTION_KEY = hashlib.sha256(INTROSPECTION_SQL.encode()).hexdigest()[:16]
 
 
 class DbColumn(msgspec.Struct, frozen=True):

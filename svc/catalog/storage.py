@@ -33,6 +33,28 @@ INSERT INTO hdb_catalog.hdb_metadata (id, metadata, resource_version)
   VALUES (1, '{{"version": 2, "tables": []}}', 1) ON CONFLICT DO NOTHING;
 """
 INIT_SQL += ACTION_LOG_DDL  # async actions' calls
+# svc's own: the catalog introspection's last answer under the system catalogs'
+# fingerprint (`svc.execute.db.Database.introspection_text`); one row, replaced whole.
+INIT_SQL += """
+CREATE TABLE IF NOT EXISTS hdb_catalog.svc_catalog_cache (
+  id integer PRIMARY KEY,
+  key text NOT NULL,
+  catalog text NOT NULL
+);
+INSERT INTO hdb_catalog.svc_catalog_cache (id, key, catalog) VALUES (1, '', '')
+  ON CONFLICT DO NOTHING;
+"""
+# The key also names the role reading the catalogs (what it may see could differ).
+READ_CATALOG_CACHE_SQL = (
+    "SELECT catalog FROM hdb_catalog.svc_catalog_cache "
+    "WHERE id = 1 AND key = $1 || '/' || current_user"
+)
+# Written unless another transaction is writing it (no wait: that one's answer will do).
+WRITE_CATALOG_CACHE_SQL = (
+    "UPDATE hdb_catalog.svc_catalog_cache SET key = $1 || '/' || current_user, catalog = $2 "
+    "WHERE id = (SELECT id FROM hdb_catalog.svc_catalog_cache WHERE id = 1 "
+    "FOR UPDATE SKIP LOCKED)"
+)
 
 # Serialises catalog creation across processes starting at once.
 INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424242)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import math
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ import msgspec
 
 from svc.catalog.fingerprint import CATALOG_FINGERPRINT_SQL
 from svc.catalog.introspect import (
+    INTROSPECTION_KEY,
     INTROSPECTION_SQL,
     DbCatalog,
     decode_catalog,
@@ -32,8 +34,10 @@ from svc.catalog.storage import (
     NOTIFY_SQL,
     PGCRYPTO_AVAILABLE_SQL,
     PGCRYPTO_PERMISSION,
+    READ_CATALOG_CACHE_SQL,
     READ_METADATA_SQL,
     READ_VERSION_SQL,
+    WRITE_CATALOG_CACHE_SQL,
     WRITE_METADATA_SQL,
 )
 from svc.errors import ErrorCode, SvcError
@@ -326,6 +330,7 @@ class Database:
         self.anonymous: asyncio.Semaphore | None = None  # `limit_anonymous`
         self.replica_failures = 0  # statements a replica could not take (`query_json`)
         self.peers: Sources | None = None  # the other sources, for `introspect` (`Sources`)
+        self.keeps_catalog = False  # whether `introspection_text` may use `hdb_catalog`
 
     @classmethod
     async def connect(
@@ -517,6 +522,8 @@ class Database:
         conn: asyncpg.Connection,
         metadata: Metadata | None = None,
         previous: DbCatalog | None = None,
+        *,
+        fresh: bool = False,
     ) -> DbCatalog:
         """The catalog as seen by `conn` (inside its transaction, if any); with `metadata`,
         also the rows of the tables it tracks as enums (`svc.execute.enum_values`), as
@@ -534,13 +541,16 @@ class Database:
         The result then equals what a call without `previous` would return. The
         fingerprint is read before the introspection, so a change committed in between
         makes the next fingerprint differ from this one (an introspection more, never a
-        stale catalog). Raises what the statements raise (`asyncpg.PostgresError`)."""
+        stale catalog). Without `previous`, the answer another process kept under the same
+        fingerprint (`introspection_text`) unless `fresh` (`reload_metadata`: the
+        statement itself, as the reference reads the database again there). Raises what
+        the statements raise (`asyncpg.PostgresError`)."""
         fingerprint: str = await conn.fetchval(CATALOG_FINGERPRINT_SQL)
         if previous is not None and previous.fingerprint == fingerprint != "":
             kept = without_enum_rows(previous) if metadata is None else previous
             catalog = DbCatalog(kept.tables, kept.functions, fingerprint=fingerprint)
         else:
-            catalog = decode_catalog(await conn.fetchval(INTROSPECTION_SQL))
+            catalog = decode_catalog(await self.introspection_text(conn, fingerprint, fresh))
             catalog = msgspec.structs.replace(catalog, fingerprint=fingerprint)
         if metadata is not None:
             # with `previous`'s tables: every enum table read again, other tables' rows dropped
@@ -548,6 +558,31 @@ class Database:
             if self.peers is not None and metadata.other_sources:
                 catalog = await self.peers.introspect(catalog, metadata, previous)
         return catalog
+
+    async def introspection_text(
+        self, conn: asyncpg.Connection, fingerprint: str, fresh: bool = False
+    ) -> str:
+        """`INTROSPECTION_SQL`'s answer (JSON text) for the catalogs of `fingerprint`
+        (`CATALOG_FINGERPRINT_SQL`'s, read by `conn` before). On the metadata database
+        (`keeps_catalog`), the answer kept in `hdb_catalog.svc_catalog_cache` under the same
+        statement, fingerprint and role, else the statement's, then kept (another process
+        starting, or reloading after a DDL, then reads it in ~30 ms instead of running it:
+        0.7 s at 10,000 tables). The fingerprint is read before the statement, so a kept
+        answer is at least as new as its key (`svc.catalog.fingerprint` on why equal
+        fingerprints mean an equal catalog). Reading and keeping run in savepoints: in a
+        read-only transaction, or without the table (a script dropped `hdb_catalog`), the
+        statement answers and nothing is kept. `fresh`: the statement's answer (then kept)
+        whatever is kept. Raises what the statement raises."""
+        if not (self.keeps_catalog and fingerprint):
+            text: str = await conn.fetchval(INTROSPECTION_SQL)
+            return text
+        key = hashlib.sha256(f"{INTROSPECTION_KEY}/{fingerprint}".encode()).hexdigest()
+        kept = None if fresh else await _in_savepoint(conn, READ_CATALOG_CACHE_SQL, key)
+        if isinstance(kept, str):
+            return kept
+        text = await conn.fetchval(INTROSPECTION_SQL)
+        await _in_savepoint(conn, WRITE_CATALOG_CACHE_SQL, key, text)
+        return text
 
     @staticmethod
     async def read_metadata(conn: asyncpg.Connection) -> tuple[bytes, int]:
@@ -584,6 +619,16 @@ class Database:
         return version
 
 
+async def _in_savepoint(conn: asyncpg.Connection, sql: str, *args: Any) -> Any:
+    """`sql`'s value, or None when it fails (in a savepoint: the caller's transaction
+    stays usable)."""
+    try:
+        async with conn.transaction():
+            return await conn.fetchval(sql, *args)
+    except asyncpg.PostgresError:
+        return None
+
+
 _RETIRING: set[asyncio.Task[None]] = set()  # closing the connections of dropped sources
 
 
@@ -614,6 +659,7 @@ class Sources:
         self.databases = dict(databases)
         self.default = databases[DEFAULT_SOURCE]
         self.default.peers = self
+        self.default.keeps_catalog = True  # it holds `hdb_catalog` (`introspection_text`)
         self.options = options
         self.urls: dict[str, str] = {}  # each other source's settings, as connected
 
