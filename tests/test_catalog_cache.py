@@ -9,17 +9,22 @@ start); `svc.catalog.fingerprint` says why equal fingerprints mean an equal cata
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import asyncpg
 import msgspec
 import pytest
 
+from svc.api.engine import Engine
 from svc.catalog.fingerprint import CATALOG_FINGERPRINT_SQL
-from svc.catalog.introspect import INTROSPECTION_SQL, DbCatalog
+from svc.catalog.introspect import INTROSPECTION_KEY, INTROSPECTION_SQL, DbCatalog
 from svc.catalog.storage import READ_CATALOG_CACHE_SQL, WRITE_CATALOG_CACHE_SQL
+from svc.config import Config
 from svc.execute.db import Database
+from svc.gc_pause import release_started
 from tests.test_catalog_fingerprint import MD, Env
 from tests.test_catalog_fingerprint import env as env
 
@@ -158,3 +163,33 @@ def test_the_key_names_the_role(kept: Env) -> None:
 async def _fingerprint(conn: asyncpg.Connection) -> str:
     text: str = await conn.fetchval(CATALOG_FINGERPRINT_SQL)
     return text
+
+
+def test_a_started_engine_keeps_the_catalog_of_now(new_database: Callable[[], str]) -> None:
+    """Nothing a starting engine does after its first introspection changes the catalogs
+    (the scheduled events' tables are created with the catalog, before it), so the next
+    process starting on this database reads the kept answer."""
+    url = new_database()
+
+    async def go() -> tuple[str, str]:
+        eng = await Engine.start(Config(database_url=url, log_requests=False))
+        try:
+            await asyncio.sleep(0.5)  # the background jobs have started
+        finally:
+            await eng.close()
+        conn = await asyncpg.connect(url)
+        try:
+            digest = f"{INTROSPECTION_KEY}/{await _fingerprint(conn)}".encode()
+            now = (
+                f"{hashlib.sha256(digest).hexdigest()}/{await conn.fetchval('SELECT current_user')}"
+            )
+            kept: str = await conn.fetchval("SELECT key FROM hdb_catalog.svc_catalog_cache")
+            return kept, now
+        finally:
+            await conn.close()
+
+    try:
+        kept, now = asyncio.run(go())
+    finally:
+        release_started()
+    assert kept == now

@@ -9,10 +9,11 @@ The jobs (`jobs`), each a spec of `svc.workers` with the metadata that wants it:
   while event delivery runs;
 - `async_actions`: asynchronous action calls (always).
 
-`start()` creates the scheduled-trigger tables and syncs; `metadata_changed()` (the engine
-calls it whenever it installs a state) has the follower task sync again, off the request
-path (stopping a worker waits for its running deliveries); `stop()` (SIGTERM) stops
-everything: running items finish within the runtime's bound, the rest is released.
+`start()` syncs (the tables are the catalog's, `Database.init_catalog`);
+`metadata_changed()` (the engine calls it whenever it installs a state) has the follower
+task sync again, off the request path (stopping a worker waits for its running
+deliveries); `stop()` (SIGTERM) stops everything: running items finish within the
+runtime's bound, the rest is released.
 """
 
 from __future__ import annotations
@@ -91,9 +92,8 @@ class Background:
         self._follower: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Create the scheduled-trigger tables if missing, start the jobs the current
-        metadata wants, and follow later changes (`metadata_changed`)."""
-        await scheduled.prepare(self.db)
+        """Start the jobs the current metadata wants, and follow later changes
+        (`metadata_changed`); their tables are the catalog's (`Database.init_catalog`)."""
         await self.sync()
         self._follower = asyncio.create_task(self._follow(), name="background sync")
 

@@ -13,9 +13,8 @@ Parameters travel as text and are cast in SQL (ARCHITECTURE "Parameters").
 
 from __future__ import annotations
 
-INIT_LOCK_SQL = "SELECT pg_advisory_xact_lock(4242424243)"  # serialises concurrent starts
-
-INIT_SQL = """
+# Part of `svc.catalog.storage.INIT_SQL` (run under its lock when a process starts).
+SCHEDULED_DDL = """
 CREATE TABLE IF NOT EXISTS hdb_catalog.hdb_cron_events (
   id text PRIMARY KEY DEFAULT gen_random_uuid()::text,
   trigger_name text NOT NULL,

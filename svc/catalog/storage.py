@@ -7,6 +7,7 @@ resource_version)`), so tools that read it work unchanged. Creation is idempoten
 from __future__ import annotations
 
 from svc.catalog.action_log import ACTION_LOG_DDL
+from svc.catalog.scheduled import SCHEDULED_DDL
 
 CATALOG_VERSION = "48"
 NOTIFY_CHANNEL = "svc_metadata"
@@ -33,6 +34,9 @@ INSERT INTO hdb_catalog.hdb_metadata (id, metadata, resource_version)
   VALUES (1, '{{"version": 2, "tables": []}}', 1) ON CONFLICT DO NOTHING;
 """
 INIT_SQL += ACTION_LOG_DDL  # async actions' calls
+# Cron and one-off scheduled events; created with the rest, before a worker's first
+# introspection, so that its catalog fingerprint (`svc_catalog_cache`) stays true.
+INIT_SQL += SCHEDULED_DDL
 # svc's own: the catalog introspection's last answer under the system catalogs'
 # fingerprint (`svc.execute.db.Database.introspection_text`); one row, replaced whole.
 INIT_SQL += """

@@ -24,8 +24,6 @@ import msgspec
 from svc.catalog.scheduled import (
     DROP_ORPHAN_CRON_EVENT_SQL,
     DUE,
-    INIT_LOCK_SQL,
-    INIT_SQL,
     dead_sql,
     finish_sql,
     log_sql,
@@ -250,11 +248,3 @@ def worker_specs(db: Database, metadata: Callable[[], Metadata]) -> list[WorkerS
         WorkerSpec("scheduled-cron", CRON_QUEUE, cron_handler(db, metadata), **common),
         WorkerSpec("scheduled-one-off", ONE_OFF_QUEUE, one_off_handler(db), **common),
     ]
-
-
-async def prepare(db: Database) -> None:
-    """Create the `hdb_catalog` tables of scheduled triggers if missing (serialised across
-    processes starting at once): before the workers start."""
-    async with db.transaction() as conn:
-        await conn.execute(INIT_LOCK_SQL)
-        await conn.execute(INIT_SQL)
