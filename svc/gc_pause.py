@@ -73,10 +73,18 @@ def collect_soon() -> None:
     """A full collection at the event loop's next turn (after the request that calls it
     has handed its answer over), or now without a running loop: a dropped build's cycles
     (a fresh whole schema, `State.whole_schema`: ~300 MB and 1.2 s to free at 10,000
-    tables) are freed then rather than whenever the next full collection comes."""
+    tables) are freed then rather than whenever the next full collection comes. The heap
+    is unfrozen first: the worker's freezer (`svc.server.freezer`) may have frozen the
+    build while it was alive, and a frozen cycle is never collected (the freezer's next
+    tick freezes the survivors again)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        gc.collect()
+        _collect_all()
         return
-    loop.call_soon(gc.collect)
+    loop.call_soon(_collect_all)
+
+
+def _collect_all() -> None:
+    gc.unfreeze()
+    gc.collect()
