@@ -608,9 +608,7 @@ class GraphQLService:
         if body is not None and len(compiled.aliases) == len(plan.roots) and not plan.namespaced:
             seen = Seen.of(compiled, variables, limits, self.answer_bytes(role))
             state.remember((_SEEN, role, body), seen, seen.footprint(body))
-        answers = _NO_ANSWERS
-        if introspects(plan):
-            answers = await self.introspection(state, role, prepared, plan, variables)
+        answers = await self.introspection(state, role, prepared, plan, variables)
         return self._assemble(plan, values, answers)
 
     async def prepared(self, state: State, role: str, req: GraphQLRequest) -> Prepared:

@@ -395,3 +395,13 @@ class Ir:
     # Relationships from a table to a table of another source (`svc.ir.source_joins`:
     # `svc.metadata.remote_schemas.SourceJoin`s owned by the table's IR key).
     source_joins: tuple[Any, ...] = ()
+
+
+def tables_not_shared(before: Ir, after: Ir) -> tuple[list[Table], list[Table]]:
+    """`(gone, new)`: the tables with a GraphQL name of `before` that `after` does not
+    hold (by identity: a build over a previous IR keeps an unchanged table's object), and
+    those of `after` that `before` does not hold. What a later layer's index carried from
+    one IR to the next must take out and put in."""
+    gone = [t for n, t in before.tables.items() if after.tables.get(n) is not t and t.gql_name]
+    new = [t for n, t in after.tables.items() if before.tables.get(n) is not t and t.gql_name]
+    return gone, new

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLField
 
-from svc.ir.model import ROOT_FIELD_KINDS, Ir, Table
+from svc.ir.model import ROOT_FIELD_KINDS, Ir, Table, tables_not_shared
 from svc.schema.lazy import FILL_LOCK, LazyDict
 
 if TYPE_CHECKING:
@@ -62,15 +62,18 @@ def carry_root_index(before: Ir, after: Ir) -> None:
     old = memo.get("index")
     if old is None or memo.get("ties", True) or __name__ in after.derived:
         return
-    gone = [t for n, t in before.tables.items() if after.tables.get(n) is not t and t.gql_name]
-    new = [t for n, t in after.tables.items() if before.tables.get(n) is not t and t.gql_name]
+    gone, new = tables_not_shared(before, after)
     if len(gone) + len(new) > _CARRY_MAX:
         return
     dropped = {id(t) for t in gone}
+    added: dict[str, list[Table]] = {}  # each touched name → the new tables giving it
+    for table in new:
+        for name in _root_names(table):
+            added.setdefault(name, []).append(table)
     index = dict(old)
-    for name in {name for table in (*gone, *new) for name in _root_names(table)}:
+    for name in {name for table in gone for name in _root_names(table)} | added.keys():
         kept = [t for t in index.get(name, ()) if id(t) not in dropped]
-        kept.extend(t for t in new if name in _root_names(t))
+        kept.extend(added.get(name, ()))
         kept.sort(key=lambda t: t.gql_name)
         if len({t.gql_name for t in kept}) < len(kept):
             return

@@ -29,7 +29,7 @@ from graphql import GraphQLNamedType
 
 from svc.errors import SvcError
 from svc.ir.agg_predicates import AGG_PREDICATES, arguments_enum
-from svc.ir.model import Function, FunctionArg, Ir, RootFields, Table
+from svc.ir.model import Function, FunctionArg, Ir, RootFields, Table, tables_not_shared
 from svc.metadata.names import PLAIN_NAME, identifier_error
 
 # Aggregate operators over numeric columns (their result is a Float, `sum` excepted), and
@@ -375,8 +375,7 @@ def _fine_since(before: Ir, after: Ir) -> bool:
         _action_roots(after)
     ):
         return False
-    gone = [t for n, t in before.tables.items() if after.tables.get(n) is not t and t.gql_name]
-    new = [t for n, t in after.tables.items() if before.tables.get(n) is not t and t.gql_name]
+    gone, new = tables_not_shared(before, after)
     if len(new) > _INCREMENTAL_MAX or any(t.computed_fields for t in new):
         return False
     index = old.copy()
