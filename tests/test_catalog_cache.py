@@ -2,7 +2,9 @@
 (`Database.introspection_text`): another process of the same database (a worker starting,
 or reloading after a DDL) reads it under an equal fingerprint instead of running
 `INTROSPECTION_SQL` (0.7 s at 10,000 tables), and gets the catalog a fresh introspection
-gives; a DDL runs the statement again, and so does `reload_metadata` (`fresh`); a
+gives; a DDL runs the statement again, and so does `reload_metadata` (`fresh`: the
+reference's reload is for "a change in the underlying data sources ... that Hasura should
+be aware of", the Hasura CLI's `hasura metadata reload`, cli/commands/metadata_reload.go); a
 rolled-back or read-only transaction, or a missing table, keeps nothing and breaks
 nothing. svc's own (the reference introspects at each
 start); `svc.catalog.fingerprint` says why equal fingerprints mean an equal catalog."""

@@ -302,8 +302,10 @@ def test_a_large_answer_is_kept_compressed(
     new_database: Callable[[], str], counted: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """From `PACK_FROM` bytes an answer is kept zlib-compressed (the reference keeps an
-    introspection answer until the schema changes; 55 MB at 10,000 tables would not fit
-    a cache entry as it is) and given back equal; a metadata change drops it."""
+    introspection answer until the schema changes: "The response of an introspection
+    query is cached till the schema changes", a maintainer on hasura/graphql-engine#3161;
+    55 MB at 10,000 tables would not fit a cache entry as it is) and given back equal; a
+    metadata change drops it."""
     monkeypatch.setattr(packed_answers, "PACK_FROM", 1024)
     query = {"query": "{ __schema { types { name fields { name } inputFields { name } } } }"}
 
